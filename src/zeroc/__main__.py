@@ -1,0 +1,3 @@
+from zeroc._cli import main
+
+main(prog_name="zeroc")

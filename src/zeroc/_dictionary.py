@@ -1,0 +1,223 @@
+"""Trained dictionaries and their file format (spec/DICTIONARY_FORMAT.md)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zeroc._errors import InvalidDictionary, UnknownDictionary
+from zeroc._frame import short_id
+
+MAGIC = b"ZRCD"
+VERSION = 1
+MAX_METADATA = 16 * 1024 * 1024
+MAX_CONTENT = 16 * 1024 * 1024
+SERIALIZATIONS = ("json", "protobuf", "bytes")
+METHODS = ("zstd", "deflate")
+
+
+@dataclass(frozen=True)
+class Dictionary:
+    """A trained dictionary: its bytes, identity, schema, chosen codec and training figures."""
+
+    content: bytes
+    serialization: str = "json"
+    codec: dict[str, Any] = field(default_factory=lambda: {"method": "zstd", "level": 3})
+    schema: dict[str, str] | None = None
+    preference: str = "balanced"
+    created: str = ""
+    samples: int = 0
+    validation: dict[str, Any] = field(default_factory=dict)
+    zeroc_version: str = ""
+
+    @property
+    def sha256(self) -> bytes:
+        return hashlib.sha256(self.content).digest()
+
+    @property
+    def id(self) -> str:
+        """Hex SHA-256 of the content: the dictionary's identity."""
+        return self.sha256.hex()
+
+    @property
+    def short_id(self) -> int:
+        return short_id(self.sha256)
+
+    @property
+    def bytes_per_message(self) -> float | None:
+        """Mean frame size of the chosen codec on the held-back split."""
+        for c in self.validation.get("candidates", []):
+            if c["method"] == self.codec["method"] and c["level"] == self.codec["level"]:
+                return float(c["bytes_per_message"])
+        return None
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "format": VERSION,
+            "sha256": self.id,
+            "short_id": self.short_id,
+            "serialization": self.serialization,
+            "schema": self.schema,
+            "codec": self.codec,
+            "preference": self.preference,
+            "created": self.created,
+            "samples": self.samples,
+            "validation": self.validation,
+            "zeroc_version": self.zeroc_version,
+        }
+
+    # -- file format ---------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        meta = json.dumps(self.metadata(), separators=(",", ":"), sort_keys=True).encode()
+        body = (
+            MAGIC
+            + bytes([VERSION, 0, 0, 0])
+            + len(meta).to_bytes(4, "little")
+            + meta
+            + len(self.content).to_bytes(4, "little")
+            + self.content
+        )
+        return body + hashlib.sha256(body).digest()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Dictionary:
+        if len(data) < 12 + 4 + 32 or data[:4] != MAGIC:
+            raise InvalidDictionary("not a Zeroc dictionary file (bad magic or too short)")
+        if data[4] != VERSION:
+            raise InvalidDictionary(f"dictionary format version {data[4]} is not supported")
+        if data[5:8] != b"\0\0\0":
+            raise InvalidDictionary("dictionary file has non-zero reserved bytes")
+        m = int.from_bytes(data[8:12], "little")
+        if m > MAX_METADATA or 12 + m + 4 + 32 > len(data):
+            raise InvalidDictionary(f"metadata length {m} runs past the end of the file")
+        c = int.from_bytes(data[12 + m : 16 + m], "little")
+        end = 16 + m + c
+        if not 0 < c <= MAX_CONTENT or end + 32 > len(data):
+            raise InvalidDictionary(f"content length {c} is invalid for a {len(data)}-byte file")
+        if end + 32 != len(data):
+            raise InvalidDictionary(f"{len(data) - end - 32} unexpected bytes at the end of the file")
+        if hashlib.sha256(data[:end]).digest() != data[end:]:
+            raise InvalidDictionary("dictionary file fails its SHA-256 check (corrupt or truncated)")
+        try:
+            meta = json.loads(data[12 : 12 + m])
+        except (ValueError, RecursionError) as exc:
+            raise InvalidDictionary(f"dictionary metadata is not JSON: {exc}") from exc
+        return cls._from_metadata(meta, bytes(data[16 + m : end]))
+
+    @classmethod
+    def _from_metadata(cls, meta: Any, content: bytes) -> Dictionary:
+        if not isinstance(meta, dict):
+            raise InvalidDictionary("dictionary metadata is not a JSON object")
+        want = {
+            "sha256": str,
+            "serialization": str,
+            "codec": dict,
+            "preference": str,
+            "created": str,
+            "samples": int,
+            "validation": dict,
+            "zeroc_version": str,
+        }
+        for key, typ in want.items():
+            if not isinstance(meta.get(key), typ):
+                raise InvalidDictionary(f"dictionary metadata lacks {key!r} of type {typ.__name__}")
+        codec = meta["codec"]
+        if codec.get("method") not in METHODS or not isinstance(codec.get("level"), int):
+            raise InvalidDictionary(f"dictionary codec {codec!r} is not supported")
+        if meta["serialization"] not in SERIALIZATIONS:
+            raise InvalidDictionary(f"serialization {meta['serialization']!r} is not supported")
+        schema = meta.get("schema")
+        if meta["serialization"] == "protobuf":
+            if not (
+                isinstance(schema, dict)
+                and all(isinstance(schema.get(k), str) for k in ("message", "descriptor_set", "fingerprint"))
+            ):
+                raise InvalidDictionary("protobuf dictionary lacks its schema")
+            try:
+                fds = base64.b64decode(schema["descriptor_set"], validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise InvalidDictionary(f"schema descriptor set is not base64: {exc}") from exc
+            if hashlib.sha256(fds).hexdigest() != schema["fingerprint"]:
+                raise InvalidDictionary("schema descriptor set does not match its fingerprint")
+        elif schema is not None:
+            raise InvalidDictionary(f"a {meta['serialization']} dictionary has no schema")
+        d = cls(
+            content=content,
+            serialization=meta["serialization"],
+            codec={"method": codec["method"], "level": codec["level"]},
+            schema=schema,
+            preference=meta["preference"],
+            created=meta["created"],
+            samples=meta["samples"],
+            validation=meta["validation"],
+            zeroc_version=meta["zeroc_version"],
+        )
+        if d.id != meta["sha256"]:
+            raise InvalidDictionary("dictionary content does not match its SHA-256")
+        return d
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the dictionary file atomically (temp file + rename)."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(self.to_bytes())
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Dictionary:
+        """Read and verify a dictionary file."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InvalidDictionary(f"cannot read dictionary {path}: {exc.strerror}") from exc
+        return cls.from_bytes(data)
+
+
+class DictionaryStore:
+    """Dictionaries kept in a local directory as ``<sha256>.zcd``, found by id, hash or short id."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._cache: dict[str, Dictionary] = {}
+
+    def add(self, dictionary: Dictionary) -> Path:
+        return dictionary.save(self.directory / f"{dictionary.id}.zcd")
+
+    def ids(self) -> list[str]:
+        return sorted(p.stem for p in self.directory.glob("*.zcd") if len(p.stem) == 64)
+
+    def __len__(self) -> int:
+        return len(self.ids())
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return (self.get(i) for i in self.ids())
+
+    def get(self, key: str | bytes | int) -> Dictionary:
+        """Find by hex id (or a unique prefix of it), SHA-256 bytes, or 16-bit short id."""
+        if isinstance(key, bytes):
+            key = key.hex()
+        if isinstance(key, int):
+            matches = [i for i in self.ids() if short_id(bytes.fromhex(i)) == key]
+            label = f"short id {key}"
+        else:
+            matches = [i for i in self.ids() if i.startswith(key.lower())] if key else []
+            label = f"id {key!r}"
+        if not matches:
+            raise UnknownDictionary(f"no dictionary with {label} in {self.directory}")
+        if len(matches) > 1:
+            raise UnknownDictionary(f"{label} is ambiguous in {self.directory}: {len(matches)} match")
+        ident = matches[0]
+        if ident not in self._cache:
+            d = Dictionary.load(self.directory / f"{ident}.zcd")
+            if d.id != ident:
+                raise UnknownDictionary(f"{ident}.zcd holds dictionary {d.id}")
+            self._cache[ident] = d
+        return self._cache[ident]

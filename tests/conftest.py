@@ -1,0 +1,42 @@
+"""Shared fixtures: the real corpora in ../shared/data/json and small trained dictionaries."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import zeroc
+from zeroc.workloads import WORKLOADS, generate
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("ZEROC_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+def corpus(name: str) -> Any:
+    """Load a corpus from ../shared/data/json; fail loudly (never skip) when it is missing."""
+    path = DATA / "json" / name
+    if not path.is_file():
+        pytest.fail(f"corpus {path} is missing: tests read ../shared/data (or $ZEROC_SHARED_DATA)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def halves(items: list[Any]) -> tuple[list[Any], list[Any]]:
+    return items[0::2], items[1::2]
+
+
+@pytest.fixture(scope="session")
+def workload_dicts() -> dict[str, zeroc.Dictionary]:
+    """One 32 KB dictionary per workload, trained once per session (preference: size)."""
+    out = {}
+    for name, (_make, cls) in WORKLOADS.items():
+        out[name] = zeroc.train(generate(name, 5000, seed=7), schema=cls, preference="size")
+    return out
+
+
+@pytest.fixture(scope="session")
+def json_dict() -> zeroc.Dictionary:
+    return zeroc.train(generate("order", 2000, seed=3), size=16 * 1024)
