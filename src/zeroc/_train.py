@@ -19,6 +19,7 @@ from zeroc._schema import Schema, resolve
 
 MIN_SAMPLES = 32
 MIN_TOTAL_BYTES = 2048
+TIMING_ROUNDS = 5
 HOLDOUT_EVERY = 5  # every 5th sample is held back: interleaved, so drift cannot bias the choice
 # Candidates the trainer measures. zstd 19 and deflate win on size but cost 10-30 µs a message.
 CANDIDATES: tuple[tuple[str, int], ...] = (
@@ -30,6 +31,7 @@ CANDIDATES: tuple[tuple[str, int], ...] = (
     ("deflate", 9),
 )
 PREFERENCES = ("size", "speed", "balanced")
+SPEED_TIE = 1.15
 BALANCED_SPEEDUP = 3.0  # balanced: the smallest codec at least 3x faster than json.dumps + gzip-6
 
 Progress = Callable[[str, int, int], None]
@@ -53,7 +55,9 @@ def _kind(samples: list[Any], schema: Schema | None) -> tuple[str, Schema | None
 
 
 def _timed(fn: Callable[[Any], Any], items: list[Any], rounds: int = 3) -> float:
-    """Mean µs per item, best of ``rounds`` passes (the least disturbed by other work)."""
+    """Mean µs per item, best of ``rounds`` passes after a short warm-up (caches, allocator)."""
+    for item in items[:20]:
+        fn(item)
     best = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
@@ -103,11 +107,7 @@ def train(
             f"samples hold {total} bytes in all; at least {MIN_TOTAL_BYTES} are needed to train on"
         )
     step("train dictionary", 0, 1)
-    try:
-        trained = zstd.train_dictionary(min(size, total), list[Any](train_set))
-    except zstd.ZstdError as exc:
-        raise TrainingError(f"zstd could not train a dictionary on these samples: {exc}") from exc
-    content = trained.as_bytes()
+    content = _train_zstd(train_set, size)
     schema_meta = None
     if sch is not None:
         fds = sch.descriptor_set()
@@ -119,24 +119,32 @@ def train(
     draft = Dictionary(content=content, serialization=kind, schema=schema_meta)
 
     n = len(held)
-    results = []
     cands = list(candidates)
-    for i, (method, level) in enumerate(cands):
-        step(f"measure {method}-{level}", i, len(cands))
-        codec = Codec(draft, schema=sch, method=method, level=level)
-        frames = [codec.encode(v) for v in held]
-        results.append(
-            {
-                "method": method,
-                "level": level,
-                "bytes_per_message": round(sum(map(len, frames)) / n, 3),
-                "encode_us": round(_timed(codec.encode, held), 3),
-                "decode_us": round(_timed(codec.decode, frames), 3),
-            }
-        )
-    step("baselines", 0, 1)
-    reference = held if kind != "bytes" else [s.decode("latin-1") for s in held_bytes]
-    json_gzip_us = _timed(lambda v: gzip.compress(json.dumps(v).encode(), 6), _jsonable(reference, sch))
+    codecs = [Codec(draft, schema=sch, method=m, level=lv) for m, lv in cands]
+    frames = [[c.encode(v) for v in held] for c in codecs]
+    reference = _jsonable(held if kind != "bytes" else [s.decode("latin-1") for s in held_bytes], sch)
+    # Rounds interleave every candidate and the json.dumps + gzip-6 reference, so a burst of
+    # load on this noisy machine slows them all alike; each keeps its best round.
+    timers: list[tuple[Callable[[Any], Any], list[Any]]] = [(c.encode, held) for c in codecs]
+    timers += [(c.decode, f) for c, f in zip(codecs, frames, strict=True)]
+    timers.append((lambda v: gzip.compress(json.dumps(v).encode(), 6), reference))
+    best = [float("inf")] * len(timers)
+    for r in range(TIMING_ROUNDS):
+        step("measure codecs", r, TIMING_ROUNDS)
+        for i, (fn, items) in enumerate(timers):
+            best[i] = min(best[i], _timed(fn, items, rounds=1))
+    k = len(codecs)
+    results = [
+        {
+            "method": m,
+            "level": lv,
+            "bytes_per_message": round(sum(map(len, f)) / n, 3),
+            "encode_us": round(best[i], 3),
+            "decode_us": round(best[k + i], 3),
+        }
+        for i, ((m, lv), f) in enumerate(zip(cands, frames, strict=True))
+    ]
+    json_gzip_us = best[-1]
     validation = {
         "messages": n,
         "serialized_bytes": round(sum(map(len, held_bytes)) / n, 3),
@@ -146,6 +154,10 @@ def train(
         "candidates": results,
     }
     chosen = choose(results, preference, json_gzip_us)
+    # The figures came from a dictionary that never saw the held-back fifth; the one shipped is
+    # retrained on every sample (on 100 tweets this is the difference between 723 and ~460 B).
+    step("retrain on all samples", 0, 1)
+    content = _train_zstd(serialized, size)
     step("done", 1, 1)
     return Dictionary(
         content=content,
@@ -154,10 +166,18 @@ def train(
         schema=schema_meta,
         preference=preference,
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        samples=len(train_set),
+        samples=len(serialized),
         validation=validation,
         zeroc_version=_version(),
     )
+
+
+def _train_zstd(samples: list[bytes], size: int) -> bytes:
+    try:
+        trained = zstd.train_dictionary(min(size, sum(map(len, samples))), list[Any](samples))
+    except zstd.ZstdError as exc:
+        raise TrainingError(f"zstd could not train a dictionary on these samples: {exc}") from exc
+    return bytes(trained.as_bytes())
 
 
 def _jsonable(values: list[Any], sch: Schema | None) -> list[Any]:
@@ -168,13 +188,17 @@ def _jsonable(values: list[Any], sch: Schema | None) -> list[Any]:
 
 
 def choose(results: list[dict[str, Any]], preference: str, json_gzip_us: float) -> dict[str, Any]:
-    """Pick a candidate by preference (see :func:`train`)."""
-    if preference == "speed":
-        return min(results, key=lambda r: (r["encode_us"], r["bytes_per_message"]))
+    """Pick a candidate by preference (see :func:`train`).
+
+    Timings are noisy (±30% here), so "fastest" means the smallest of those within
+    ``SPEED_TIE`` of the fastest (zstd levels 1 and 3 encode equally fast; level 3 is smaller),
+    and the balanced speed limit gets the same grace.
+    """
     pool = results
     if preference == "balanced":
-        fast = [r for r in results if r["encode_us"] * BALANCED_SPEEDUP <= json_gzip_us]
-        if not fast:
-            return min(results, key=lambda r: (r["encode_us"], r["bytes_per_message"]))
-        pool = fast
+        limit = json_gzip_us / BALANCED_SPEEDUP * SPEED_TIE
+        pool = [r for r in results if r["encode_us"] <= limit]
+    if preference == "speed" or not pool:
+        fastest = min(r["encode_us"] for r in results)
+        pool = [r for r in results if r["encode_us"] <= fastest * SPEED_TIE]
     return min(pool, key=lambda r: (r["bytes_per_message"], r["encode_us"]))

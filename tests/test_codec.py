@@ -1,0 +1,185 @@
+"""The Codec: round trips, frame shapes, dictionaries by reference, limits and threads."""
+
+import threading
+import zlib
+
+import pytest
+from hypothesis import given, settings
+
+import zeroc
+from zeroc import (
+    ChecksumMismatch,
+    Codec,
+    DecodeError,
+    DictionaryMismatch,
+    DictionaryStore,
+    EncodeError,
+    LimitExceeded,
+    UnknownDictionary,
+    UsageError,
+)
+from zeroc._frame import Method, parse
+from zeroc.workloads import Order, generate
+from tests.strategies import json_values
+from tests.test_json import same
+
+
+@settings(max_examples=200)
+@given(json_values)
+def test_schemaless_round_trip(value: object) -> None:
+    codec = Codec()
+    assert same(codec.decode(codec.encode(value)), value)
+
+
+@settings(max_examples=100)
+@given(json_values)
+def test_round_trip_with_dictionary_all_ids_and_checksum(value: object) -> None:
+    d = _JSON_DICT
+    for frame_id in ("context", "short", "sha256"):
+        codec = Codec(d, frame_id=frame_id, checksum=True)
+        assert same(codec.decode(codec.encode(value)), value)
+
+
+def test_frames_never_exceed_serialization_plus_one(workload_dicts: dict[str, zeroc.Dictionary]) -> None:
+    for name, d in workload_dicts.items():
+        for method, level in (("zstd", 3), ("zstd", 19), ("deflate", 9)):
+            codec = Codec(d, method=method, level=level)
+            for msg in generate(name, 500, seed=99):
+                assert len(codec.encode(msg)) <= len(codec.schema.dumps(msg)) + 1  # type: ignore[union-attr]
+
+
+def test_incompressible_data_is_stored() -> None:
+    codec = Codec(serialization="bytes")
+    data = bytes(range(256)) * 2
+    import os
+
+    noise = os.urandom(300)
+    frame = codec.encode(noise)
+    assert frame[0] == 0 and frame[1:] == noise and len(frame) == len(noise) + 1
+    assert codec.decode(codec.encode(data)) == data
+    assert codec.decode(codec.encode(b"")) == b""
+
+
+def test_large_values_use_zstd_frames_and_round_trip() -> None:
+    value = {"rows": [{"i": i, "name": f"row{i}"} for i in range(20_000)]}
+    codec = Codec()
+    frame = codec.encode(value)
+    assert parse(frame).method is Method.ZSTD_FRAME
+    assert codec.decode(frame) == value
+
+
+def test_deflate_and_zstd_frames_decode_with_any_codec_of_the_dictionary(json_dict: zeroc.Dictionary) -> None:
+    msg = generate("order", 1, seed=5)[0]
+    deflate = Codec(json_dict, method="deflate").encode(msg)
+    assert parse(deflate).method is Method.DEFLATE
+    assert Codec(json_dict, method="zstd", level=19).decode(deflate) == msg
+
+
+def test_wrong_dictionary_is_detected(json_dict: zeroc.Dictionary, tmp_path: object) -> None:
+    other = zeroc.train(generate("order", 2000, seed=4), size=8 * 1024)
+    msg = generate("order", 1)[0]
+    with pytest.raises(DictionaryMismatch):
+        Codec(other).decode(Codec(json_dict, frame_id="short").encode(msg))
+    with pytest.raises(DictionaryMismatch):
+        Codec(other).decode(Codec(json_dict, frame_id="sha256").encode(msg))
+    with pytest.raises(UnknownDictionary):
+        Codec().decode(Codec(json_dict).encode(msg))
+    with pytest.raises(DecodeError):  # corrupt zstd data or a checksum mismatch
+        Codec(other).decode(Codec(json_dict, checksum=True).encode(msg))
+    stored = bytearray(Codec(serialization="bytes", checksum=True).encode(b"\x01\x02\x03"))
+    assert stored[0] == 0x20
+    stored[-1] ^= 1
+    with pytest.raises(ChecksumMismatch):
+        Codec(serialization="bytes").decode(bytes(stored))
+
+
+def test_store_follows_frames_that_name_other_dictionaries(json_dict: zeroc.Dictionary, tmp_path: object) -> None:
+    from pathlib import Path
+
+    store = DictionaryStore(Path(str(tmp_path)) / "dicts")
+    new = zeroc.train(generate("order", 2000, seed=11), size=8 * 1024)
+    store.add(json_dict)
+    store.add(new)
+    assert len(store) == 2 and store.get(json_dict.short_id) == json_dict
+    assert store.get(json_dict.id[:10]) == json_dict and store.get(json_dict.sha256) == json_dict
+    msg = generate("order", 1, seed=12)[0]
+    old_frame = Codec(json_dict, frame_id="short").encode(msg)
+    assert Codec(new, store=store).decode(old_frame) == msg
+    stream = Codec(json_dict).encode_stream([msg, msg])
+    assert Codec(new, store=store).decode_stream(stream) == [msg, msg]
+    with pytest.raises(UnknownDictionary):
+        store.get("ff" * 32)
+
+
+def test_schema_mode_returns_dicts_or_messages(workload_dicts: dict[str, zeroc.Dictionary]) -> None:
+    codec = Codec(workload_dicts["order"], schema=Order)
+    msg = generate("order", 1, seed=8)[0]
+    frame = codec.encode(msg)
+    assert codec.decode(frame) == msg
+    message = codec.decode(frame, as_message=True)
+    assert isinstance(message, Order) and codec.encode(message) == frame
+    # A codec built from the dictionary alone rebuilds the schema it carries.
+    assert Codec(workload_dicts["order"]).decode(frame) == msg
+    with pytest.raises(EncodeError, match="bogus"):
+        codec.encode({"bogus": 1})
+
+
+def test_limits() -> None:
+    big = Codec().encode("x" * 100_000)
+    with pytest.raises(LimitExceeded):
+        Codec(max_decoded_size=1000).decode(big)
+    huge = Codec().encode("y" * 300_000)
+    assert parse(huge).method is Method.ZSTD_FRAME
+    with pytest.raises(LimitExceeded):
+        Codec(max_decoded_size=200_000).decode(huge)
+    stored = Codec(serialization="bytes").encode(b"\x00" + bytes(range(256)))
+    with pytest.raises(LimitExceeded):
+        Codec(serialization="bytes", max_decoded_size=10).decode(stored)
+    bomb = zlib.compressobj(9, zlib.DEFLATED, -15)
+    payload = bomb.compress(b"\0" * 10_000_000) + bomb.flush()
+    with pytest.raises(LimitExceeded):
+        Codec(max_decoded_size=1_000_000).decode(b"\x03" + payload)
+
+
+def test_usage_errors() -> None:
+    with pytest.raises(UsageError):
+        Codec(frame_id="long")
+    with pytest.raises(UsageError):
+        Codec(method="lz4")
+    with pytest.raises(UsageError):
+        Codec(serialization="protobuf")
+    with pytest.raises(UsageError):
+        Codec().decode("text")  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        Codec(level=99)
+
+
+def test_shared_between_threads(workload_dicts: dict[str, zeroc.Dictionary]) -> None:
+    codec = Codec(workload_dicts["product_view"])
+    msgs = generate("product_view", 2000, seed=21)
+    frames = codec.encode_many(msgs)
+    failures: list[str] = []
+
+    def work(offset: int) -> None:
+        for i in range(offset, len(msgs), 4):
+            if codec.decode(codec.encode(msgs[i])) != msgs[i] or codec.encode(msgs[i]) != frames[i]:
+                failures.append(f"message {i}")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def test_batches_and_streams(json_dict: zeroc.Dictionary) -> None:
+    codec = Codec(json_dict)
+    msgs = generate("order", 50, seed=30)
+    assert codec.decode_many(codec.encode_many(msgs)) == msgs
+    stream = codec.encode_stream(msgs)
+    assert stream[:6] == b"ZRCS\x01\x01" and stream[6:38] == json_dict.sha256
+    assert codec.decode_stream(stream) == msgs
+
+
+_JSON_DICT = zeroc.train(generate("order", 1000, seed=2), size=8 * 1024)

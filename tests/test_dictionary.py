@@ -1,0 +1,80 @@
+"""Dictionary files: verified on load, every corruption is an InvalidDictionary."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import zeroc
+from zeroc import Dictionary, InvalidDictionary
+
+
+def test_save_load_round_trip(workload_dicts: dict[str, Dictionary], tmp_path: Path) -> None:
+    d = workload_dicts["order"]
+    path = d.save(tmp_path / "order.zcd")
+    back = Dictionary.load(path)
+    assert back == d
+    assert back.id == d.sha256.hex() and back.short_id == int.from_bytes(d.sha256[:2], "little")
+    assert back.schema is not None and back.schema["message"] == "zeroc.workloads.Order"
+    assert back.serialization == "protobuf" and back.samples == 5000
+
+
+def test_every_flipped_byte_is_rejected(json_dict: Dictionary) -> None:
+    data = json_dict.to_bytes()
+    step = max(1, len(data) // 400)
+    for i in range(0, len(data), step):
+        corrupt = bytearray(data)
+        corrupt[i] ^= 0x40
+        with pytest.raises(InvalidDictionary):
+            Dictionary.from_bytes(bytes(corrupt))
+
+
+def test_every_truncation_is_rejected(json_dict: Dictionary) -> None:
+    data = json_dict.to_bytes()
+    for n in list(range(0, 64)) + list(range(64, len(data), 97)):
+        with pytest.raises(InvalidDictionary):
+            Dictionary.from_bytes(data[:n])
+    with pytest.raises(InvalidDictionary):
+        Dictionary.from_bytes(data + b"\x00")
+
+
+def _rewrite(d: Dictionary, **changes: object) -> bytes:
+    """A well-formed file (valid hashes) whose metadata says something invalid."""
+    import hashlib
+
+    meta = {**d.metadata(), **changes}
+    raw = json.dumps(meta).encode()
+    body = (b"ZRCD\x01\x00\x00\x00" + len(raw).to_bytes(4, "little") + raw
+            + len(d.content).to_bytes(4, "little") + d.content)
+    return body + hashlib.sha256(body).digest()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"sha256": "00" * 32},
+        {"codec": {"method": "lzma", "level": 1}},
+        {"serialization": "xml"},
+        {"samples": "many"},
+        {"schema": {"message": "x"}},
+    ],
+)
+def test_invalid_metadata_is_rejected(json_dict: Dictionary, changes: dict[str, object]) -> None:
+    assert Dictionary.from_bytes(_rewrite(json_dict)) == json_dict
+    with pytest.raises(InvalidDictionary):
+        Dictionary.from_bytes(_rewrite(json_dict, **changes))
+
+
+def test_load_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InvalidDictionary, match="cannot read"):
+        Dictionary.load(tmp_path / "nope.zcd")
+
+
+def test_store_ignores_other_files_and_rejects_ambiguity(json_dict: Dictionary, tmp_path: Path) -> None:
+    store = zeroc.DictionaryStore(tmp_path)
+    (tmp_path / "notes.txt").write_text("hi")
+    store.add(json_dict)
+    assert store.ids() == [json_dict.id]
+    assert list(store) == [json_dict]
+    with pytest.raises(zeroc.UnknownDictionary):
+        store.get("")
