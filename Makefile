@@ -16,8 +16,8 @@ demo: $(STAMP)
 	$(BIN)/zeroc demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests spec
+	$(BIN)/ruff format --check src tests spec
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 
 import zeroc
+from tests.strategies import json_values
+from tests.test_json import same
 from zeroc import (
     ChecksumMismatch,
     Codec,
@@ -20,8 +22,6 @@ from zeroc import (
 )
 from zeroc._frame import Method, parse
 from zeroc.workloads import Order, generate
-from tests.strategies import json_values
-from tests.test_json import same
 
 
 @settings(max_examples=200)
@@ -93,7 +93,9 @@ def test_wrong_dictionary_is_detected(json_dict: zeroc.Dictionary, tmp_path: obj
         Codec(serialization="bytes").decode(bytes(stored))
 
 
-def test_store_follows_frames_that_name_other_dictionaries(json_dict: zeroc.Dictionary, tmp_path: object) -> None:
+def test_store_follows_frames_that_name_other_dictionaries(
+    json_dict: zeroc.Dictionary, tmp_path: object
+) -> None:
     from pathlib import Path
 
     store = DictionaryStore(Path(str(tmp_path)) / "dicts")

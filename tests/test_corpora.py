@@ -11,8 +11,8 @@ import pytest
 import zstandard
 
 import zeroc
-from zeroc.workloads import WORKLOADS, generate
 from tests.conftest import corpus, halves
+from zeroc.workloads import WORKLOADS, generate
 
 SAMPLES = {
     "tweets": lambda: corpus("twitter.json")["statuses"],

@@ -44,8 +44,13 @@ def _rewrite(d: Dictionary, **changes: object) -> bytes:
 
     meta = {**d.metadata(), **changes}
     raw = json.dumps(meta).encode()
-    body = (b"ZRCD\x01\x00\x00\x00" + len(raw).to_bytes(4, "little") + raw
-            + len(d.content).to_bytes(4, "little") + d.content)
+    body = (
+        b"ZRCD\x01\x00\x00\x00"
+        + len(raw).to_bytes(4, "little")
+        + raw
+        + len(d.content).to_bytes(4, "little")
+        + d.content
+    )
     return body + hashlib.sha256(body).digest()
 
 

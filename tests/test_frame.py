@@ -59,7 +59,10 @@ def test_parse_fields() -> None:
 def test_zstd_block_rebuilds_standard_frame_by_prefix() -> None:
     data = b'{"hello":"world","n":[1,2,3,4,5,6,7,8,9,10]}' * 20
     params = zstandard.ZstdCompressionParameters.from_level(
-        3, format=zstandard.FORMAT_ZSTD1_MAGICLESS, write_content_size=True, write_dict_id=False,
+        3,
+        format=zstandard.FORMAT_ZSTD1_MAGICLESS,
+        write_content_size=True,
+        write_dict_id=False,
         write_checksum=False,
     )
     frame = zstandard.ZstdCompressor(compression_params=params).compress(data)

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import json_values, nonfinite
 from zeroc import DecodeError, EncodeError
 from zeroc._json import dumps, loads
-from tests.strategies import json_values, nonfinite
 
 
 def same(a: object, b: object) -> bool:

@@ -2,12 +2,29 @@ import zeroc
 
 
 def test_exports_are_pinned() -> None:
-    assert sorted(zeroc.__all__) == sorted([
-        "ChecksumMismatch", "Codec", "DecodeError", "Dictionary", "DictionaryError",
-        "DictionaryMismatch", "DictionaryStore", "EncodeError", "InvalidDictionary",
-        "LimitExceeded", "Schema", "TrainingError", "TruncatedFrame", "UnknownDictionary",
-        "UnsupportedFrame", "UsageError", "ZerocError", "__version__", "train",
-    ])
+    assert sorted(zeroc.__all__) == sorted(
+        [
+            "ChecksumMismatch",
+            "Codec",
+            "DecodeError",
+            "Dictionary",
+            "DictionaryError",
+            "DictionaryMismatch",
+            "DictionaryStore",
+            "EncodeError",
+            "InvalidDictionary",
+            "LimitExceeded",
+            "Schema",
+            "TrainingError",
+            "TruncatedFrame",
+            "UnknownDictionary",
+            "UnsupportedFrame",
+            "UsageError",
+            "ZerocError",
+            "__version__",
+            "train",
+        ]
+    )
     for name in zeroc.__all__:
         assert hasattr(zeroc, name)
 
@@ -20,8 +37,11 @@ def test_error_tree_inherits_builtins_and_statuses() -> None:
     for cls in (zeroc.EncodeError, zeroc.DecodeError, zeroc.UnknownDictionary, zeroc.DictionaryMismatch):
         assert cls.http_status == 400
     assert zeroc.LimitExceeded.http_status == 413
-    errors = [getattr(zeroc, n) for n in zeroc.__all__ if n.endswith(("Error", "Frame", "Mismatch",
-                                                                      "Dictionary", "Exceeded"))]
+    errors = [
+        getattr(zeroc, n)
+        for n in zeroc.__all__
+        if n.endswith(("Error", "Frame", "Mismatch", "Dictionary", "Exceeded"))
+    ]
     for cls in errors:
         if isinstance(cls, type) and issubclass(cls, Exception):
             assert issubclass(cls, zeroc.ZerocError)

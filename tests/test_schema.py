@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.test_json import same
 from zeroc import DecodeError, EncodeError, Schema, UsageError
 from zeroc.workloads import WORKLOADS, Order, ProductView, SearchRequest, generate
-from tests.test_json import same
 
 ORDER = Schema(Order)
 
@@ -82,18 +82,40 @@ def test_float32_fields_come_back_as_sent() -> None:
 
     fdp = descriptor_pb2.FileDescriptorProto(name="f32.proto", package="t", syntax="proto3")
     m = fdp.message_type.add(name="M")
-    m.field.add(name="x", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_FLOAT,
-                label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    m.field.add(name="tags", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED)
-    e = m.field.add(name="attrs", number=3, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
-                    label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED, type_name=".t.M.AttrsEntry")
+    m.field.add(
+        name="x",
+        number=1,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_FLOAT,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+    )
+    m.field.add(
+        name="tags",
+        number=2,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+    )
+    e = m.field.add(
+        name="attrs",
+        number=3,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+        type_name=".t.M.AttrsEntry",
+    )
     entry = m.nested_type.add(name="AttrsEntry")
     entry.options.map_entry = True
-    entry.field.add(name="key", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    entry.field.add(name="value", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
-                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL, type_name=".t.M")
+    entry.field.add(
+        name="key",
+        number=1,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+    )
+    entry.field.add(
+        name="value",
+        number=2,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+        type_name=".t.M",
+    )
     assert e.type_name
     fds = descriptor_pb2.FileDescriptorSet(file=[fdp]).SerializeToString()
     schema = Schema.from_descriptor_set(fds, "M")

@@ -153,7 +153,7 @@ class Codec:
             if not isinstance(frame, (bytearray, memoryview)):
                 raise UsageError(f"frame must be bytes, not {type(frame).__name__}")
             frame = bytes(frame)
-        if frame and frame[0] == self._fast_tag and _context is None:
+        if len(frame) > 1 and frame[0] == self._fast_tag and _context is None:
             return self._engine.decompress(Method.ZSTD_BLOCK, frame[1:], self.max_decoded_size)
         h = parse(frame)
         if h.ref is Ref.NONE:

@@ -1,0 +1,134 @@
+"""The real `zeroc` command (and `python -m zeroc`) on real files."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA
+from zeroc.workloads import generate
+
+ZEROC = [str(Path(sys.executable).with_name("zeroc"))]
+
+
+def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*ZEROC, *args], capture_output=True, text=True, timeout=300)
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def orders(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("cli")
+    with open(d / "orders.ndjson", "w") as f:
+        for m in generate("order", 1500, seed=5):
+            f.write(json.dumps(m) + "\n")
+    return d
+
+
+def test_train_encode_decode_inspect_json(orders: Path) -> None:
+    dict_path = orders / "orders.zcd"
+    proc = run("train", str(orders / "orders.ndjson"), "-o", str(dict_path), "--size", "16384")
+    assert "B/message" in proc.stdout and "training:" in proc.stderr
+    run("encode", "--dict", str(dict_path), str(orders / "orders.ndjson"), "-o", str(orders / "o.zcs"))
+    run("decode", "--dict", str(dict_path), str(orders / "o.zcs"), "-o", str(orders / "back.ndjson"))
+    original = [json.loads(x) for x in (orders / "orders.ndjson").read_text().splitlines()]
+    back = [json.loads(x) for x in (orders / "back.ndjson").read_text().splitlines()]
+    assert back == original
+    assert (orders / "o.zcs").stat().st_size < (orders / "orders.ndjson").stat().st_size / 5
+    info = json.loads(run("inspect", "--json", str(orders / "o.zcs")).stdout)
+    assert info["kind"] == "stream" and info["frames"] == 1500
+    meta = json.loads(run("inspect", "--json", str(dict_path)).stdout)
+    assert meta["kind"] == "dictionary" and meta["serialization"] == "json"
+    assert "candidate zstd-3" in run("inspect", str(dict_path)).stdout
+
+
+def test_schema_mode_and_python_m(orders: Path) -> None:
+    dict_path = orders / "orders-pb.zcd"
+    run(
+        "train",
+        str(orders / "orders.ndjson"),
+        "-o",
+        str(dict_path),
+        "--schema",
+        "zeroc.workloads:Order",
+        "--preference",
+        "size",
+    )
+    run("encode", "--dict", str(dict_path), str(orders / "orders.ndjson"), "-o", str(orders / "pb.zcs"))
+    # The dictionary carries its schema: decoding needs nothing else.
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "zeroc",
+            "decode",
+            "--dict",
+            str(dict_path),
+            str(orders / "pb.zcs"),
+            "-o",
+            str(orders / "pb.ndjson"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (orders / "pb.ndjson").read_text().splitlines()[0] == json.dumps(
+        generate("order", 1, seed=5)[0], separators=(",", ":")
+    )
+
+
+def test_proto_file_option(orders: Path) -> None:
+    import zeroc.workloads
+
+    proto = Path(zeroc.workloads.__file__).with_name("workloads.proto")
+    run(
+        "train",
+        str(orders / "orders.ndjson"),
+        "-o",
+        str(orders / "p.zcd"),
+        "--proto",
+        str(proto),
+        "--message",
+        "Order",
+    )
+
+
+def test_real_corpus_directory_and_array_files(tmp_path: Path) -> None:
+    jobs = json.loads((DATA / "json" / "apache_builds.json").read_text())["jobs"]
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    run("train", str(tmp_path / "jobs.json"), "-o", str(tmp_path / "j.zcd"))
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    for i, job in enumerate(jobs[:100]):
+        (samples / f"{i}.json").write_text(json.dumps(job))
+    run("train", str(samples), "-o", str(tmp_path / "dir.zcd"))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["decode", "--dict", "{d}/orders.zcd", "{d}/orders.ndjson", "-o", "{d}/x"],
+        ["inspect", "{d}/orders.ndjson"],
+        ["train", "{d}/tiny.ndjson", "-o", "{d}/t.zcd"],
+        ["encode", "--schema", "nope:Nope", "{d}/orders.ndjson", "-o", "{d}/x"],
+        ["decode", "--dict", "{d}/orders.ndjson", "{d}/o.zcs", "-o", "{d}/x"],
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(orders: Path, args: list[str]) -> None:
+    (orders / "tiny.ndjson").write_text('{"a": 1}\n' * 5)
+    if not (orders / "orders.zcd").exists():
+        run("train", str(orders / "orders.ndjson"), "-o", str(orders / "orders.zcd"))
+    proc = run(*[a.format(d=orders) for a in args], ok=False)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("zeroc: error:") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_demo_prints_sizes() -> None:
+    proc = run("demo", "--count", "600")
+    assert "order" in proc.stdout and "round-tripped exactly" in proc.stdout
