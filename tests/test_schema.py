@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_json import same
-from zeroc import DecodeError, EncodeError, Schema, UsageError
+from zeroc import Codec, DecodeError, EncodeError, Schema, UsageError
 from zeroc.workloads import WORKLOADS, Order, ProductView, SearchRequest, generate
 
 ORDER = Schema(Order)
@@ -143,6 +143,8 @@ def test_from_proto_compiles_at_run_time() -> None:
     schema = Schema.from_proto(path, "SearchRequest")
     msg = generate("search_request", 1)[0]
     assert schema.loads(Schema(SearchRequest).dumps(msg)) == msg
+    codec = Codec(schema=f"{path}:SearchRequest")
+    assert codec.schema is not None and codec.decode(codec.encode(msg)) == msg
 
 
 def test_garbage_payloads_are_decode_errors() -> None:

@@ -490,9 +490,12 @@ def _read_big_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
 
 
 def resolve(schema: Any) -> Schema | None:
-    """Accept a Schema, a message class or a ``"module:Message"`` string."""
+    """Accept a Schema, a message class, ``"module:Message"`` or ``"path/api.proto:Message"``."""
     if schema is None or isinstance(schema, Schema):
         return schema
     if isinstance(schema, str):
+        path, _, message = schema.rpartition(":")
+        if path.endswith(".proto"):
+            return Schema.from_proto(path, message)
         return Schema.load(schema)
     return Schema(schema)
