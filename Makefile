@@ -9,11 +9,11 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/zeroc demo
+	$(BIN)/zeroc bench --quick
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests spec

@@ -228,6 +228,36 @@ def inspect_cmd(file: str, as_json: bool) -> None:
         click.echo(f"{key}: {value}")
 
 
+@main.command("bench")
+@click.option(
+    "--quick/--full",
+    default=False,
+    help="quick: 2,000 training + 2,000 test messages; full (default): 10,000 + 10,000",
+)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="write the results as JSON")
+@click.option("--markdown", "md_path", type=click.Path(dir_okay=False), help="write a Markdown report")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="write a PNG plot")
+def bench_cmd(quick: bool, json_path: str | None, md_path: str | None, plot_path: str | None) -> None:
+    """Compare Zeroc with JSON, gzip, brotli, zstd, MessagePack, CBOR and protobuf, side by side."""
+    try:
+        from zeroc import bench
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise click.ClickException(f"the benchmark needs the 'bench' extra: {exc}") from exc
+
+    def progress(msg: str) -> None:
+        click.echo(f"bench: {msg}", err=True)
+
+    result = bench.run(quick=quick, progress=progress)
+    click.echo(bench.table(result))
+    if json_path:
+        Path(json_path).write_text(json.dumps(result, indent=1) + "\n")
+    if md_path:
+        command = "zeroc bench " + ("--quick" if quick else "--full") + f" --markdown {md_path}"
+        Path(md_path).write_text(bench.markdown(result, command))
+    if plot_path:
+        bench.plot(result, plot_path)
+
+
 @main.command("demo")
 @click.option("--count", default=4000, show_default=True, help="messages per workload")
 def demo_cmd(count: int) -> None:

@@ -123,9 +123,12 @@ class Codec:
         elif ref is Ref.SHA256:
             reference = dictionary.sha256  # type: ignore[union-attr]
         self._ref = ref
-        self._heads = {m: bytes([tag(m, ref, checksum)]) + reference for m in Method}
+        self._heads = tuple(bytes([tag(m, ref, checksum)]) + reference for m in Method)
         # The common frame (zstd-block, this codec's reference, no checksum) skips header parsing.
-        self._fast_tag = -1 if checksum or ref > Ref.CONTEXT else tag(Method.ZSTD_BLOCK, ref, False)
+        self._fast_tag = -1
+        if isinstance(self._engine, ZstdEngine) and not checksum and ref <= Ref.CONTEXT:
+            self._block: ZstdEngine = self._engine
+            self._fast_tag = tag(Method.ZSTD_BLOCK, ref, False)
 
     # -- frames --------------------------------------------------------------------------
     def encode(self, value: Any) -> bytes:
@@ -133,13 +136,15 @@ class Codec:
         data = self._dumps(value)
         method, payload = self._engine.compress(data)
         if len(payload) >= len(data):
-            method, payload = Method.STORED, data
+            method, payload = 0, data  # stored
         if self.checksum:
             return self._heads[method] + crc32(data).to_bytes(4, "little") + payload
         return self._heads[method] + payload
 
     def decode(self, frame: bytes, *, as_message: bool = False) -> Any:
         """Decode one frame; protobuf codecs return a dict, or the message if ``as_message``."""
+        if len(frame) > 1 and frame[0] == self._fast_tag and not as_message and type(frame) is bytes:
+            return self._loads(self._block.decompress_block(frame[1:], self.max_decoded_size))
         data = self.decode_payload(frame)
         if as_message:
             if self.schema is None:
@@ -154,7 +159,7 @@ class Codec:
                 raise UsageError(f"frame must be bytes, not {type(frame).__name__}")
             frame = bytes(frame)
         if len(frame) > 1 and frame[0] == self._fast_tag and _context is None:
-            return self._engine.decompress(Method.ZSTD_BLOCK, frame[1:], self.max_decoded_size)
+            return self._block.decompress_block(frame[1:], self.max_decoded_size)
         h = parse(frame)
         if h.ref is Ref.NONE:
             engine = self._plain_engine(h.method)

@@ -98,75 +98,125 @@ class _Gen:
 
     # -- dict check for the constructor fast path ------------------------------------------
     def checker(self, t: _Type) -> str:
+        """A function returning True when dict ``d`` can go straight to the constructor.
+
+        Nested types are checked inline (a call per item cost ~1.7 µs an Order); only a type
+        that contains itself gets a function of its own.
+        """
         if t.name in self.checkers:
             return self.checkers[t.name]
         fn = self.name("check")
         self.checkers[t.name] = fn
-        fields = sorted(t.desc.fields, key=lambda f: f.number)
-        body = [
-            f"def {fn}(d):",
-            f"    if type(d) is not dict or len(d) != {len(fields)} or None in d.values():",
-            "        return False",
-        ]
-        for field in fields:
-            key = repr(field.name)
-            mt = field.message_type
-            if mt is not None and mt.GetOptions().map_entry:
-                body += [f"    if type(d[{key}]) is not dict: return False"]
-                vf = mt.fields_by_name["value"]
-                if vf.message_type is not None:
-                    sub = self.checker_for(vf.message_type)
-                    body.append(f"    for _x in d[{key}].values():")
-                    body.append(f"        if not {sub}(_x): return False")
-                elif vf.type in (_STRING, _ENUM):
-                    body.append(f"    for _x in d[{key}].values():")
-                    body.append("        if type(_x) is not str: return False")
-                continue
-            if mt is not None:
-                sub = self.checker_for(mt)
-                if field.is_repeated:
-                    body.append(f"    if type(d[{key}]) is not list: return False")
-                    body.append(f"    for _x in d[{key}]:")
-                    body.append(f"        if not {sub}(_x): return False")
-                else:
-                    body.append(f"    if not {sub}(d[{key}]): return False")
-            elif field.is_repeated:
-                body.append(f"    if type(d[{key}]) is not list: return False")
-                if field.type in (_STRING, _ENUM):
-                    body.append(f"    for _x in d[{key}]:")
-                    body.append("        if type(_x) is not str: return False")
-            elif field.type in (_STRING, _ENUM):
-                body.append(f"    if type(d[{key}]) is not str: return False")
+        body = [f"def {fn}(d):"]
+        self.check_lines(t, "d", "    ", [t.name], body, "return False")
         body.append("    return True")
         self.lines += body
         return fn
 
-    def checker_for(self, desc: Any) -> str:
+    def check_lines(self, t: _Type, var: str, ind: str, stack: list[str], out: list[str], fail: str) -> None:
+        fields = sorted(t.desc.fields, key=lambda f: f.number)
+        out.append(
+            f"{ind}if type({var}) is not dict or len({var}) != {len(fields)} or None in {var}.values():"
+        )
+        out.append(f"{ind}    {fail}")
+        strings = []
+        for field in fields:
+            key = f"{var}[{field.name!r}]"
+            mt = field.message_type
+            if mt is not None and mt.GetOptions().map_entry:
+                vf = mt.fields_by_name["value"]
+                out.append(f"{ind}if type({key}) is not dict: {fail}")
+                if vf.message_type is not None or vf.type in (_STRING, _ENUM):
+                    x = self.name("v")
+                    out.append(f"{ind}for {x} in {key}.values():")
+                    if vf.message_type is not None:
+                        self.check_child(vf.message_type, x, ind + "    ", stack, out, fail)
+                    else:
+                        out.append(f"{ind}    if type({x}) is not str: {fail}")
+            elif mt is not None:
+                x = self.name("v")
+                if field.is_repeated:
+                    out.append(f"{ind}if type({key}) is not list: {fail}")
+                    out.append(f"{ind}for {x} in {key}:")
+                    self.check_child(mt, x, ind + "    ", stack, out, fail)
+                else:
+                    out.append(f"{ind}{x} = {key}")
+                    self.check_child(mt, x, ind, stack, out, fail)
+            elif field.is_repeated:
+                out.append(f"{ind}if type({key}) is not list: {fail}")
+                if field.type in (_STRING, _ENUM):
+                    x = self.name("v")
+                    out.append(f"{ind}for {x} in {key}:")
+                    out.append(f"{ind}    if type({x}) is not str: {fail}")
+            elif field.type in (_STRING, _ENUM):
+                strings.append(f"type({key}) is not str")
+        if strings:
+            out.append(f"{ind}if {' or '.join(strings)}: {fail}")
+
+    def check_child(self, desc: Any, var: str, ind: str, stack: list[str], out: list[str], fail: str) -> None:
         from zeroc._schema import _build
 
-        return self.checker(_build(desc, self.types))
+        child = _build(desc, self.types)
+        if child.name in stack:  # recursive type: a function of its own
+            out.append(f"{ind}if not {self.checker(child)}({var}): {fail}")
+        else:
+            self.check_lines(child, var, ind, [*stack, child.name], out, fail)
 
     types: dict[str, _Type]
 
 
 def generate(
-    t: _Type, types: dict[str, _Type], message_class: type, float32: Callable[[float], float]
-) -> tuple[Callable[[Any], dict[str, Any]], Callable[[Any], Any]]:
-    """Return (read: message -> dict, build: dict -> message or None) for ``t``."""
+    t: _Type,
+    types: dict[str, _Type],
+    message_class: type,
+    float32: Callable[[float], float],
+    slow_dumps: Callable[[Any], bytes],
+    slow_loads: Callable[[bytes], Any],
+    presence_tag: bytes,
+    decode_error: Callable[[str], Exception],
+) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
+    """Return (dumps, loads) for ``t``: straight-line code, falling back to the table-driven path.
+
+    ``dumps`` builds the message with its constructor (C) when every field is present and
+    well typed; anything else (absent fields, ``None``, a message object, a bad value) goes to
+    ``slow_dumps``, which handles presence and names the field in its errors.
+    """
+    from google.protobuf.message import DecodeError as ProtobufDecodeError
+
     g = _Gen(float32)
     g.types = types
     read = g.reader(t)
-    check = g.checker(t)
     cls = g.name("cls", message_class)
-    g.lines += [
-        "def _build(d):",
-        "    try:",
-        f"        if {check}(d):",
-        f"            return {cls}(**d)",
+    g.ns.update(
+        _SLOW=_Slow(),
+        _slow_dumps=slow_dumps,
+        _slow_loads=slow_loads,
+        _TAG=presence_tag,
+        _PBError=ProtobufDecodeError,
+        _derr=decode_error,
+    )
+    body = ["def _dumps(d):", "    try:"]
+    g.check_lines(t, "d", "        ", [t.name], body, "raise _SLOW")
+    body += [
+        f"        m = {cls}(**d)",
         "    except Exception:",
-        "        pass",
-        "    return None",
+        "        return _slow_dumps(d)",
+        "    return m.SerializeToString()",
+        "def _loads(data):",
+        "    if data[:3] == _TAG:",
+        "        return _slow_loads(data)",
+        f"    m = {cls}()",
+        "    try:",
+        "        m.ParseFromString(data)",
+        "    except (_PBError, RuntimeError, ValueError) as exc:",
+        f"        raise _derr(f'invalid {t.name} payload: {{exc}}') from exc",
+        f"    return {read}(m)",
     ]
+    g.lines += body
     code = compile("\n".join(g.lines), f"<zeroc codegen {t.name}>", "exec")
     exec(code, g.ns)  # noqa: S102 - source built from validated identifiers only
-    return g.ns[read], g.ns["_build"]
+    return g.ns["_dumps"], g.ns["_loads"]
+
+
+class _Slow(Exception):
+    """Raised inside generated code to leave the fast path."""

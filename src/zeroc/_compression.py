@@ -15,16 +15,25 @@ from typing import Protocol
 import zstandard as zstd
 
 from zeroc._errors import DecodeError, LimitExceeded, TruncatedFrame, UsageError
-from zeroc._frame import ZSTD_BLOCK_MAX, ZSTD_MAGIC, Method, zstd_block_frame, zstd_block_payload
+from zeroc._frame import (
+    ZSTD_BLOCK_MAX,
+    ZSTD_BLOCK_PREFIX,
+    ZSTD_MAGIC,
+    Method,
+    zstd_block_frame,
+    zstd_block_payload,
+)
 
 DEFLATE_WINDOW = 32 * 1024
+# Plain ints on the hot path: an IntEnum hashes and compares through Python-level methods.
+_ZSTD_BLOCK, _ZSTD_FRAME, _DEFLATE = int(Method.ZSTD_BLOCK), int(Method.ZSTD_FRAME), int(Method.DEFLATE)
 
 
 class Engine(Protocol):
     name: str
     level: int
 
-    def compress(self, data: bytes) -> tuple[Method, bytes]: ...
+    def compress(self, data: bytes) -> tuple[int, bytes]: ...
 
     def decompress(self, method: Method, payload: bytes, max_size: int) -> bytes: ...
 
@@ -67,13 +76,38 @@ class ZstdEngine:
             self._local.dctx = zstd.ZstdDecompressor(dict_data=self._dict, max_window_size=self._max_window)
             return self._local.dctx  # type: ignore[no-any-return]
 
-    def compress(self, data: bytes) -> tuple[Method, bytes]:
-        frame = self._compressor().compress(data)
-        if len(data) < ZSTD_BLOCK_MAX:
+    def compress(self, data: bytes) -> tuple[int, bytes]:
+        try:
+            frame = self._local.cctx.compress(data)
+        except AttributeError:
+            frame = self._compressor().compress(data)
+        size = len(data)
+        if size < 256:  # the common case, inlined: 2-byte header (single segment, 1-byte size)
+            if frame[0] == 0x20 and len(frame) > 5 and frame[2] & 0b111 == 0b101:  # last, compressed
+                return _ZSTD_BLOCK, frame[5:]
+        elif size < ZSTD_BLOCK_MAX:
             block = zstd_block_payload(frame)
             if block is not None:
-                return Method.ZSTD_BLOCK, block
-        return Method.ZSTD_FRAME, frame
+                return _ZSTD_BLOCK, block
+        return _ZSTD_FRAME, frame
+
+    def decompress_block(self, payload: bytes, max_size: int) -> bytes:
+        """The zstd-block fast path of :meth:`decompress`."""
+        size = len(payload)
+        if size >= ZSTD_BLOCK_MAX:
+            return self.decompress(Method.ZSTD_BLOCK, payload, max_size)
+        try:
+            out: bytes = self._local.dctx.decompress(
+                ZSTD_BLOCK_PREFIX + ((size << 3) | 0b101).to_bytes(3, "little") + payload,
+                max_output_size=ZSTD_BLOCK_MAX,
+            )
+        except AttributeError:
+            return self.decompress(Method.ZSTD_BLOCK, payload, max_size)
+        except zstd.ZstdError as exc:
+            raise DecodeError(f"corrupt zstd data: {exc}") from exc
+        if len(out) > max_size:
+            raise LimitExceeded(f"decoded size {len(out)} exceeds the limit of {max_size} bytes")
+        return out
 
     def decompress(self, method: Method, payload: bytes, max_size: int) -> bytes:
         try:
@@ -133,9 +167,9 @@ class DeflateEngine:
         else:
             self._base = zlib.compressobj(level, zlib.DEFLATED, -15, 9)
 
-    def compress(self, data: bytes) -> tuple[Method, bytes]:
+    def compress(self, data: bytes) -> tuple[int, bytes]:
         c = self._base.copy()
-        return Method.DEFLATE, c.compress(data) + c.flush()
+        return _DEFLATE, c.compress(data) + c.flush()
 
     def decompress(self, method: Method, payload: bytes, max_size: int) -> bytes:
         d = zlib.decompressobj(-15, zdict=self._zdict) if self._zdict else zlib.decompressobj(-15)

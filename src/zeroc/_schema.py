@@ -329,7 +329,18 @@ class Schema:
         self.full_name: str = self.descriptor.full_name
         types: dict[str, _Type] = {}
         self._type = _build(self.descriptor, types)
-        self._read, self._build = generate(self._type, types, message_class, _float32)
+        self.dumps: Callable[[Any], bytes]
+        self.loads: Callable[[bytes], dict[str, Any]]
+        self.dumps, self.loads = generate(
+            self._type,
+            types,
+            message_class,
+            _float32,
+            self._dumps_slow,
+            self._loads_slow,
+            PRESENCE_TAG,
+            DecodeError,
+        )
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -421,11 +432,8 @@ class Schema:
         return hashlib.sha256(self.descriptor_set()).hexdigest()
 
     # -- conversion ----------------------------------------------------------------------
-    def dumps(self, value: Any) -> bytes:
-        """Serialize a message or a dict of this type (with a presence record if needed)."""
-        fast = self._build(value)
-        if fast is not None:
-            return fast.SerializeToString()  # type: ignore[no-any-return]
+    def _dumps_slow(self, value: Any) -> bytes:
+        """Serialize a message or any dict (``self.dumps`` is the generated fast path)."""
         if isinstance(value, Message):
             if value.DESCRIPTOR.full_name != self.full_name:
                 raise EncodeError(f"expected a {self.full_name} message, got {value.DESCRIPTOR.full_name}")
@@ -438,10 +446,10 @@ class Schema:
         record = b"".join(varint(n) for n in pairs)
         return PRESENCE_TAG + varint(len(record)) + record + msg.SerializeToString()
 
-    def loads(self, data: bytes) -> dict[str, Any]:
+    def _loads_slow(self, data: bytes) -> dict[str, Any]:
+        """Parse a payload that carries a presence record (``self.loads`` is the fast path)."""
         msg, ctx = self._parse(data)
-        if ctx is None:
-            return self._read(msg)
+        assert ctx is not None
         return self._type.read(msg, ctx)
 
     def loads_message(self, data: bytes) -> Message:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from zeroc.workloads.workloads_pb2 import (
@@ -33,6 +34,8 @@ __all__ = [
     "PaymentMethod",
     "ProductView",
     "SearchRequest",
+    "entropy_bits",
+    "entropy_floor",
     "generate",
 ]
 
@@ -173,6 +176,8 @@ FILTERS = [
     "size:m",
 ]
 PAGE_SIZES = [10, 20, 50]
+PAGE_WEIGHTS = [60, 20, 10, 6, 4]  # pages 1..5
+FILTER_COUNT_WEIGHTS = [40, 30, 20, 10]  # 0..3 filters
 
 
 def _zipf_cdf(n: int, alpha: float) -> list[float]:
@@ -243,9 +248,11 @@ def _search_request(d: _Draw) -> dict[str, Any]:
         "user_id": d.user(),
         "query": " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(1, 4))),
         "timestamp": d.timestamp(),
-        "page": rng.choices([1, 2, 3, 4, 5], [60, 20, 10, 6, 4])[0],
+        "page": rng.choices(range(1, len(PAGE_WEIGHTS) + 1), PAGE_WEIGHTS)[0],
         "limit": rng.choice(PAGE_SIZES),
-        "filters": rng.sample(FILTERS, rng.choices([0, 1, 2, 3], [40, 30, 20, 10])[0]),
+        "filters": rng.sample(
+            FILTERS, rng.choices(range(len(FILTER_COUNT_WEIGHTS)), FILTER_COUNT_WEIGHTS)[0]
+        ),
     }
 
 
@@ -254,6 +261,63 @@ WORKLOADS: dict[str, tuple[Callable[[_Draw], dict[str, Any]], type]] = {
     "product_view": (_product_view, ProductView),
     "search_request": (_search_request, SearchRequest),
 }
+
+
+def entropy_bits(weights: Sequence[float]) -> float:
+    """Shannon entropy in bits of a discrete distribution given by (unnormalised) weights."""
+    total = sum(weights)
+    return -sum(w / total * math.log2(w / total) for w in weights if w > 0)
+
+
+def _uniform(n: int) -> float:
+    return math.log2(n)
+
+
+def _ordered_sample(n: int, k_weights: Sequence[float]) -> float:
+    """Entropy of rng.sample(population of n, k) with k drawn from k_weights (k = 0, 1, ...)."""
+    total = sum(k_weights)
+    h_k = entropy_bits(k_weights)
+    return h_k + sum(w / total * math.log2(math.perm(n, k)) for k, w in enumerate(k_weights))
+
+
+def entropy_floor(workload: str) -> float:
+    """Information content of one message in bytes: the mean no lossless codec can beat.
+
+    Every random choice the generator makes is recoverable from the message (ids, words and
+    cities are distinct), so the message entropy is the sum of the choices' entropies; price
+    (given product), country and postal prefix (given city) and the total are determined.
+    """
+    product = entropy_bits([p - q for p, q in zip(_PRODUCT_CDF, [0.0, *_PRODUCT_CDF[:-1]], strict=True)])
+    if workload == "order":
+        items = sum(k * (product + _uniform(5)) for k in range(1, 6)) / 5
+        bits = (
+            _uniform(10**7)
+            + USER_BITS
+            + TIME_BITS
+            + _uniform(5)
+            + items
+            + _uniform(len(CITIES))
+            + _uniform(999)
+            + _uniform(len(STREETS))
+            + _uniform(100)
+            + entropy_bits(PAYMENT_WEIGHTS)
+        )
+    elif workload == "product_view":
+        bits = USER_BITS + product + TIME_BITS + entropy_bits(REFERRER_WEIGHTS) + entropy_bits(DEVICE_WEIGHTS)
+    elif workload == "search_request":
+        words = sum(k * _uniform(len(VOCABULARY)) for k in range(1, 5)) / 4
+        bits = (
+            USER_BITS
+            + _uniform(4)
+            + words
+            + TIME_BITS
+            + entropy_bits(PAGE_WEIGHTS)
+            + _uniform(len(PAGE_SIZES))
+            + _ordered_sample(len(FILTERS), FILTER_COUNT_WEIGHTS)
+        )
+    else:
+        raise ValueError(f"unknown workload {workload!r}; choose from {sorted(WORKLOADS)}")
+    return bits / 8
 
 
 def generate(workload: str, count: int, *, seed: int = 0) -> list[dict[str, Any]]:

@@ -1,0 +1,102 @@
+"""The benchmark's parts: the generator, the floor, and approaches that round-trip what they measure."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zeroc import bench
+from zeroc.bench._approaches import DESCRIPTIONS, build
+from zeroc.workloads import WORKLOADS, entropy_bits, entropy_floor, generate
+
+APPROACHES = [
+    "json",
+    "json+gzip",
+    "json+brotli",
+    "json+zstd",
+    "msgpack+gzip",
+    "cbor",
+    "protobuf",
+    "protobuf+gzip",
+    "protobuf+zstd-dict-default-frame",
+    "orjson+zstd-dict",
+    "zeroc",
+]
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_generator_is_deterministic(workload: str) -> None:
+    assert generate(workload, 200, seed=3) == generate(workload, 200, seed=3)
+    assert generate(workload, 200, seed=3) != generate(workload, 200, seed=4)
+
+
+def test_generated_sizes_match_the_original_description() -> None:
+    def mean_json(w: str) -> float:
+        return sum(len(json.dumps(m)) for m in generate(w, 2000)) / 2000
+
+    assert 320 < mean_json("order") < 420  # "about 356 B"
+    assert 95 < mean_json("product_view") < 125  # "about 109 B"
+    assert 105 < mean_json("search_request") < 135  # "about 121 B"
+
+
+def test_entropy_on_toy_distributions() -> None:
+    assert entropy_bits([1, 1]) == 1.0
+    assert entropy_bits([1, 1, 1, 1]) == 2.0
+    assert entropy_bits([1, 0]) == 0.0
+    assert math.isclose(entropy_bits([0.5, 0.25, 0.25]), 1.5)
+    assert math.isclose(entropy_bits([3, 1]), -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25)))
+
+
+def test_floor_of_product_view_by_hand() -> None:
+    from zeroc.workloads import _PRODUCT_CDF, DEVICE_WEIGHTS, REFERRER_WEIGHTS
+
+    probs = [b - a for a, b in zip([0.0, *_PRODUCT_CDF[:-1]], _PRODUCT_CDF, strict=True)]
+    zipf = -sum(p * math.log2(p) for p in probs)
+    bits = 20 + 21 + zipf + entropy_bits(REFERRER_WEIGHTS) + entropy_bits(DEVICE_WEIGHTS)
+    assert math.isclose(entropy_floor("product_view"), bits / 8)
+    assert 6.0 < entropy_floor("product_view") < 7.0  # REFERENCE.md: 6.5 B
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_every_approach_round_trips_what_it_measures(workload: str) -> None:
+    msgs = generate(workload, 700, seed=9)
+    approaches = build(msgs[:500], WORKLOADS[workload][1])
+    assert [a.name for a in approaches] == APPROACHES
+    for a in approaches:
+        for m in msgs[500:]:
+            assert a.decode(a.encode(m)) == m, a.name
+    assert set(DESCRIPTIONS) == set(APPROACHES)
+
+
+def test_run_produces_the_documented_layout(tmp_path: Path) -> None:
+    result = bench.run(counts=(400, 300))
+    assert set(result["workloads"]) == {"order", "product_view", "search_request"}
+    for w in result["workloads"].values():
+        assert w["entropy_floor_bytes"] > 0
+        assert list(w["approaches"]) == APPROACHES
+        for r in w["approaches"].values():
+            assert r["bytes_per_message"] > 0
+            assert set(r["encode_us"]) == set(r["decode_us"]) == {"p50", "p95", "p99"}
+            assert r["encode_us"]["p50"] <= r["encode_us"]["p95"] <= r["encode_us"]["p99"]
+            assert set(r["ops_per_s"]) == {"encode", "decode"}
+    text = bench.table(result)
+    assert "zeroc" in text and "floor" in text
+    md = bench.markdown(result, "zeroc bench --quick")
+    assert md.startswith("# Benchmarks") and "| zeroc |" in md
+    bench.plot(result, str(tmp_path / "p.png"))
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_command_writes_json(tmp_path: Path) -> None:
+    zeroc_cmd = str(Path(sys.executable).with_name("zeroc"))
+    out = tmp_path / "b.json"
+    proc = subprocess.run(
+        [zeroc_cmd, "bench", "--quick", "--json", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["meta"]["mode"] == "quick" and "zeroc" in doc["workloads"]["order"]["approaches"]
+    assert "smallest =" in proc.stdout
