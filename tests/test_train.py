@@ -29,8 +29,8 @@ def test_choice_follows_preference() -> None:
     tie = [*rows, {"method": "zstd", "level": 1, "bytes_per_message": 33.0, "encode_us": 1.9}]
     assert choose(tie, "speed", 30.0)["level"] == 3  # within 15% of the fastest, and smaller
     assert choose(rows, "speed", 30.0)["level"] == 3
-    assert choose(rows, "balanced", 27.0)["level"] == 19  # 9 * 3 <= 27
-    assert choose(rows, "balanced", 26.9)["level"] == 3
+    assert choose(rows, "balanced", 32.4)["level"] == 19  # 9 * 3 * 1.2 <= 32.4
+    assert choose(rows, "balanced", 32.3)["level"] == 3
     assert choose(rows, "balanced", 20.0)["level"] == 3
     assert choose(rows, "balanced", 3.0)["level"] == 3  # none fast enough: the fastest
 

@@ -32,7 +32,10 @@ CANDIDATES: tuple[tuple[str, int], ...] = (
 )
 PREFERENCES = ("size", "speed", "balanced")
 SPEED_TIE = 1.15
-BALANCED_SPEEDUP = 3.0  # balanced: the smallest codec at least 3x faster than json.dumps + gzip-6
+BALANCED_SPEEDUP = 3.0
+# A codec chosen at exactly 3x in training measured 2.8x in the next benchmark run on this noisy
+# machine: balanced asks for 20% more so that the promise still holds when measured again.
+NOISE_MARGIN = 1.2  # balanced: the smallest codec at least 3x faster than json.dumps + gzip-6
 
 Progress = Callable[[str, int, int], None]
 
@@ -80,7 +83,8 @@ def train(
 
     One sample in five is held back; every candidate codec is measured on it and the choice
     follows ``preference``: ``"size"`` (smallest), ``"speed"`` (fastest encode) or
-    ``"balanced"`` (smallest among those encoding at least 3x faster than json.dumps + gzip-6).
+    ``"balanced"`` (smallest among those encoding at least 3x faster than json.dumps + gzip-6,
+    with a 20% margin for timing noise; the fastest if none is).
     Raises :class:`TrainingError` when the samples are too few or too small.
     """
     if preference not in PREFERENCES:
@@ -195,7 +199,7 @@ def choose(results: list[dict[str, Any]], preference: str, json_gzip_us: float) 
     """
     pool = results
     if preference == "balanced":
-        pool = [r for r in results if r["encode_us"] * BALANCED_SPEEDUP <= json_gzip_us]
+        pool = [r for r in results if r["encode_us"] * BALANCED_SPEEDUP * NOISE_MARGIN <= json_gzip_us]
     if preference == "speed" or not pool:
         fastest = min(r["encode_us"] for r in results)
         pool = [r for r in results if r["encode_us"] <= fastest * SPEED_TIE]
