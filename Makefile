@@ -9,15 +9,15 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,http]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/zeroc bench --quick
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests spec
-	$(BIN)/ruff format --check src tests spec
+	$(BIN)/ruff check src tests spec examples
+	$(BIN)/ruff format --check src tests spec examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

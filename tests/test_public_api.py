@@ -45,3 +45,23 @@ def test_error_tree_inherits_builtins_and_statuses() -> None:
     for cls in errors:
         if isinstance(cls, type) and issubclass(cls, Exception):
             assert issubclass(cls, zeroc.ZerocError)
+
+
+def test_http_exports_are_pinned() -> None:
+    import zeroc.http
+
+    assert sorted(zeroc.http.__all__) == sorted(
+        [
+            "DICTIONARY_PATH",
+            "AsyncClient",
+            "Client",
+            "ContentCodings",
+            "Metrics",
+            "Reply",
+            "Route",
+            "ZerocMiddleware",
+            "ZerocWSGIMiddleware",
+            "choose_encoding",
+            "parse_accept_encoding",
+        ]
+    )

@@ -258,6 +258,33 @@ def bench_cmd(quick: bool, json_path: str | None, md_path: str | None, plot_path
         bench.plot(result, plot_path)
 
 
+@main.command("serve-demo")
+@click.option("--port", default=8000, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--wsgi", is_flag=True, help="serve the Flask example with waitress instead")
+@click.option("--dict", "dict_path", type=click.Path(dir_okay=False), help="use (or create) this dictionary")
+def serve_demo_cmd(port: int, host: str, wsgi: bool, dict_path: str | None) -> None:
+    """Serve the demo API (FastAPI on uvicorn) with a dictionary trained on generated Orders."""
+    from zeroc.http import demo
+
+    if dict_path and Path(dict_path).exists():
+        d = Dictionary.load(dict_path)
+    else:
+        click.echo("serve-demo: training a dictionary on 5,000 generated Orders", err=True)
+        d = demo.train_demo_dictionary()
+        if dict_path:
+            d.save(dict_path)
+    click.echo(f"serve-demo: dictionary {d.id[:16]} on http://{host}:{port}/orders/1", err=True)
+    if wsgi:
+        import waitress
+
+        waitress.serve(demo.create_wsgi_app(d), host=host, port=port, threads=8, _quiet=True)
+    else:
+        import uvicorn
+
+        uvicorn.run(demo.create_app(d), host=host, port=port, log_level="warning")
+
+
 @main.command("demo")
 @click.option("--count", default=4000, show_default=True, help="messages per workload")
 def demo_cmd(count: int) -> None:

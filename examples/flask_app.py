@@ -1,0 +1,27 @@
+"""Flask with Zeroc. Run: python examples/flask_app.py (serves with waitress on port 8001)."""
+
+from typing import Any
+
+from flask import Flask, jsonify
+
+import zeroc
+from zeroc.http import Route, ZerocWSGIMiddleware
+from zeroc.workloads import Order, generate
+
+dictionary = zeroc.train(generate("order", 5000, seed=1), schema=Order)
+orders = generate("order", 100, seed=2)
+
+app = Flask(__name__)
+
+
+@app.get("/orders/<int:i>")
+def get_order(i: int) -> Any:
+    return jsonify(orders[i % len(orders)])
+
+
+app.wsgi_app = ZerocWSGIMiddleware(app.wsgi_app, routes=[Route("/orders/*", dictionary)])  # type: ignore[method-assign]
+
+if __name__ == "__main__":
+    import waitress
+
+    waitress.serve(app, host="127.0.0.1", port=8001)

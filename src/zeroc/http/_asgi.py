@@ -1,0 +1,180 @@
+"""ASGI middleware (Starlette, FastAPI, any ASGI app): a thin adapter over ``Server``.
+
+Like Starlette's GZipMiddleware it holds back ``http.response.start`` until it knows whether the
+body comes whole (then it can apply the minimum size and set Content-Length) or streamed (then it
+compresses chunk by chunk and drops Content-Length).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any
+
+from zeroc._errors import ZerocError
+from zeroc.http._content import StreamEncoder
+from zeroc.http._server import Plan, Route, Server, vary_value
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def _headers(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+
+
+def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+async def _respond(send: Send, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(k.encode(), v.encode()) for k, v in headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class ZerocMiddleware:
+    """Compress responses, decode compressed requests, speak Zeroc frames on bound routes.
+
+    ``ZerocMiddleware(app, routes=[Route("/orders/*", dictionary)], minimum_size=500,
+    max_request_size=8 MiB, metrics=Metrics())`` — see spec/HTTP.md for the protocol.
+    """
+
+    def __init__(self, app: ASGIApp, routes: Sequence[Route] = (), **options: Any) -> None:
+        self.app = app
+        self.server = Server(routes, **options)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        server = self.server
+        path = scope["path"]
+        served = server.dictionary_response(path)
+        if served is not None:
+            await _respond(send, *served)
+            return
+        request = _headers(scope["headers"])
+        if server.needs_decoding(request):
+            try:
+                body = await self._read(receive)
+                data, changes = server.decode_request(path, request, body)
+            except ZerocError as exc:
+                await _respond(send, *server.error(exc))
+                return
+            merged = {**request}
+            for k, v in changes.items():
+                if v is None:
+                    merged.pop(k, None)
+                else:
+                    merged[k] = v
+            scope = dict(scope, headers=_encode(merged))
+            receive = _replay(data, receive)
+        await self.app(scope, receive, _Responder(server, path, request, send).send)
+
+    async def _read(self, receive: Receive) -> bytes:
+        from zeroc._errors import LimitExceeded
+
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.server.max_request_size:
+                raise LimitExceeded(f"request body exceeds {self.server.max_request_size} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+
+def _replay(data: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": data, "more_body": False}
+        return await receive()  # later messages (disconnect) come from the server
+
+    return replay
+
+
+class _Responder:
+    def __init__(self, server: Server, path: str, request: dict[str, str], send: Send) -> None:
+        self.server, self.path, self.request, self.send_next = server, path, request, send
+        self.start: Message | None = None
+        self.plan: Plan | None = None
+        self.stream: StreamEncoder | None = None
+        self.buffer: list[bytes] = []
+        self.response: dict[str, str] = {}
+
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            self.start = message
+            return
+        if kind != "http.response.body" or self.start is None:
+            await self.send_next(message)
+            return
+        body, more = message.get("body", b""), message.get("more_body", False)
+        if self.plan is None:
+            response = _headers(self.start.get("headers", []))
+            self.plan = self.server.plan(self.path, self.request, self.start["status"], response)
+            self.response = response
+        plan = self.plan
+        if self.stream is None and (not more or plan.to_zeroc or self.buffer):
+            self.buffer.append(body)  # whole body (or frames, which need all of it)
+            if more:
+                return
+            await self._send_whole(b"".join(self.buffer))
+            return
+        if self.stream is None:
+            if plan.encoding == "identity":
+                await self._start(self.response, [], drop_length=False)
+                self.stream = _Passthrough()  # type: ignore[assignment]
+            else:
+                self.stream = self.server.stream_codings(plan).stream(plan.encoding)
+                await self._start(self.response, [("content-encoding", plan.encoding)], drop_length=True)
+        assert self.stream is not None
+        out = self.stream.chunk(body) if more else self.stream.chunk(body) + self.stream.finish()
+        await self.send_next({"type": "http.response.body", "body": out, "more_body": more})
+
+    async def _send_whole(self, body: bytes) -> None:
+        assert self.plan is not None
+        out, headers = self.server.body(self.plan, body)
+        headers.append(("content-length", str(len(out))))
+        await self._start(self.response, headers, drop_length=True)
+        await self.send_next({"type": "http.response.body", "body": out, "more_body": False})
+
+    async def _start(self, response: dict[str, str], extra: list[tuple[str, str]], drop_length: bool) -> None:
+        assert self.start is not None and self.plan is not None
+        changes = dict(self.plan.set_headers)
+        changes.update(extra)
+        changes["vary"] = vary_value(response.get("vary"), self.plan)
+        changes["accept-encoding"] = "zstd, br, gzip" + (", dcz" if self.plan.set_headers else "")
+        drop = set(changes) | ({"content-length"} if drop_length else set())
+        # Rewrite the raw list so repeated headers (Set-Cookie) survive.
+        headers = [
+            (k, v) for k, v in self.start.get("headers", []) if k.decode("latin-1").lower() not in drop
+        ]
+        headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in changes.items()]
+        await self.send_next({**self.start, "headers": headers})
+
+
+class _Passthrough:
+    def chunk(self, data: bytes) -> bytes:
+        return data
+
+    def finish(self) -> bytes:
+        return b""

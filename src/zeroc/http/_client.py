@@ -1,0 +1,326 @@
+"""The client SDK on httpx, sync and async, over one sans-I/O core (``_Core``).
+
+The core decides headers and bodies and interprets responses; ``Client`` and ``AsyncClient``
+only do the I/O. A missing or broken dictionary never fails a call: the client fetches a
+dictionary it lacks once, and if that fails asks again for plain JSON.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from zeroc import _json
+from zeroc._codec import Codec
+from zeroc._dictionary import Dictionary
+from zeroc._errors import ZerocError
+from zeroc.http._content import ContentCodings
+from zeroc.http._negotiate import (
+    JSON_MEDIA_TYPE,
+    ZEROC_MEDIA_TYPE,
+    available_dictionary_header,
+    parse_media_type,
+    zeroc_media_type,
+)
+from zeroc.http._server import DICTIONARY_PATH
+
+ACCEPT = f"{ZEROC_MEDIA_TYPE}, {JSON_MEDIA_TYPE};q=0.9"
+COMPRESS_REQUESTS_FROM = 256  # bytes: below this a request body is sent as is
+DEFAULT_MAX_DECODED = 64 * 1024 * 1024
+
+
+@dataclass
+class Reply:
+    """A decoded response: ``value`` (the JSON value or message dict), and what it cost."""
+
+    status_code: int
+    value: Any
+    content: bytes
+    encoding: str  # "zeroc" (a frame), "dcz", "zstd", "br", "gzip" or "identity"
+    wire_bytes: int  # body bytes as they crossed the network
+    response: httpx.Response
+    fallback: bool = False
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.response.headers
+
+
+@dataclass
+class _NeedDictionary:
+    ident: str
+
+
+class _Core:
+    def __init__(self, cache_dir: str | os.PathLike[str] | None, max_decoded_size: int) -> None:
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.max_decoded_size = max_decoded_size
+        self.dictionaries: dict[str, Dictionary] = {}
+        self.codecs: dict[str, Codec] = {}
+        self.codings: dict[str, ContentCodings] = {}
+        self.route_dictionary: dict[str, str] = {}  # path or route pattern -> dictionary id
+        self.request_codings: set[str] = set()
+        self.fallbacks = 0
+
+    # -- dictionaries --------------------------------------------------------------------
+    def held(self, ident: str) -> Dictionary | None:
+        d = self.dictionaries.get(ident)
+        if d is None and self.cache_dir is not None:
+            path = self.cache_dir / f"{ident}.zcd"
+            if path.is_file():
+                try:
+                    d = Dictionary.load(path)
+                except ZerocError:
+                    path.unlink(missing_ok=True)  # a corrupt cache entry is refetched
+                    return None
+                if d.id != ident:
+                    return None
+                self.dictionaries[ident] = d
+        return d
+
+    def accept_dictionary(self, ident: str, data: bytes) -> bool:
+        """Verify a fetched dictionary file against the hash it was asked for, and keep it."""
+        try:
+            d = Dictionary.from_bytes(data)
+        except ZerocError:
+            return False
+        if d.id != ident:
+            return False
+        self.dictionaries[ident] = d
+        if self.cache_dir is not None:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            d.save(self.cache_dir / f"{ident}.zcd")
+        return True
+
+    def codec(self, d: Dictionary) -> Codec:
+        c = self.codecs.get(d.id)
+        if c is None:
+            c = self.codecs[d.id] = Codec(d, max_decoded_size=self.max_decoded_size)
+        return c
+
+    def content_codings(self, d: Dictionary) -> ContentCodings:
+        c = self.codings.get(d.id)
+        if c is None:
+            c = self.codings[d.id] = ContentCodings(d)
+        return c
+
+    # -- requests ------------------------------------------------------------------------
+    def prepare(
+        self, path: str, value: Any, has_body: bool, plain: bool
+    ) -> tuple[dict[str, str], bytes | None]:
+        headers = {"accept": JSON_MEDIA_TYPE if plain else ACCEPT, "accept-encoding": "zstd, br, gzip"}
+        ident = None if plain else self.dictionary_for(path)
+        d = self.held(ident) if ident else None
+        if d is not None:
+            headers["available-dictionary"] = available_dictionary_header(d.sha256)
+            headers["accept-encoding"] = "dcz, zstd, br, gzip"
+        if not has_body:
+            return headers, None
+        if d is not None and d.serialization != "bytes":
+            try:
+                frame = self.codec(d).encode(value)
+            except ZerocError:
+                pass  # the value does not fit the schema: send it as JSON
+            else:
+                schema = d.schema["message"] if d.schema else None
+                headers["content-type"] = zeroc_media_type(d.id, schema)
+                return headers, frame
+        body = _json.dumps(value)
+        headers["content-type"] = JSON_MEDIA_TYPE
+        if "zstd" in self.request_codings and len(body) >= COMPRESS_REQUESTS_FROM:
+            headers["content-encoding"] = "zstd"
+            body = ContentCodings(None).encode("zstd", body)
+        return headers, body
+
+    def dictionary_for(self, path: str) -> str | None:
+        ident = self.route_dictionary.get(path)
+        if ident is None:
+            for pattern, value in self.route_dictionary.items():
+                if "*" in pattern and fnmatch.fnmatchcase(path, pattern):
+                    return value
+        return ident
+
+    def learn(self, path: str, response: httpx.Response) -> None:
+        ident = response.headers.get("zeroc-dictionary")
+        if ident and len(ident) == 64:
+            self.route_dictionary[path] = ident.lower()
+            pattern = response.headers.get("zeroc-route")
+            if pattern and len(self.route_dictionary) < 1000:
+                self.route_dictionary[pattern] = ident.lower()
+        accepted = response.headers.get("accept-encoding")
+        if accepted:
+            self.request_codings = {c.strip().lower() for c in accepted.split(",")}
+
+    def interpret(self, response: httpx.Response) -> Reply | _NeedDictionary:
+        coding = response.headers.get("content-encoding", "identity").strip().lower()
+        raw = response.content  # httpx already undid zstd, br and gzip
+        wire = response.num_bytes_downloaded
+        kind, params = parse_media_type(response.headers.get("content-type"))
+        if coding == "dcz":
+            if len(raw) < 40:
+                raise ZerocError("dcz response is too short")
+            ident = raw[8:40].hex()
+            d = self.held(ident)
+            if d is None:
+                return _NeedDictionary(ident)
+            raw = self.content_codings(d).decode("dcz", raw, self.max_decoded_size)
+        if kind == ZEROC_MEDIA_TYPE:
+            ident = params.get("dictionary", "").lower()
+            d = self.held(ident)
+            if d is None:
+                return _NeedDictionary(ident)
+            return Reply(response.status_code, self.codec(d).decode(raw), raw, "zeroc", wire, response)
+        is_json = kind == JSON_MEDIA_TYPE or kind.endswith("+json")
+        value = _json.loads(raw) if is_json and raw else None
+        return Reply(response.status_code, value, raw, coding, wire, response)
+
+
+class Client:
+    """A Zeroc-aware HTTP client (sync). ``Client("http://127.0.0.1:8000").get("/orders/1").value``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_decoded_size: int = DEFAULT_MAX_DECODED,
+        http: httpx.Client | None = None,
+        **httpx_options: Any,
+    ) -> None:
+        self.http = http or httpx.Client(base_url=base_url, **httpx_options)
+        self._core = _Core(cache_dir, max_decoded_size)
+
+    @property
+    def fallbacks(self) -> int:
+        return self._core.fallbacks
+
+    def get(self, path: str, **kw: Any) -> Reply:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, json: Any = None, **kw: Any) -> Reply:
+        return self.request("POST", path, json=json, has_body=True, **kw)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        has_body: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        core = self._core
+        for plain in (False, True):
+            h, body = core.prepare(path, json, has_body, plain)
+            response = self.http.request(method, path, content=body, headers={**h, **(headers or {})})
+            core.learn(path, response)
+            try:
+                outcome = core.interpret(response)
+                if isinstance(outcome, _NeedDictionary) and self._fetch(outcome.ident):
+                    outcome = core.interpret(response)
+            except ZerocError:
+                outcome = None
+            if isinstance(outcome, Reply) and not (
+                outcome.status_code == 400
+                and body
+                and not plain
+                and "content-type" in h
+                and h["content-type"].startswith(ZEROC_MEDIA_TYPE)
+            ):
+                outcome.fallback = plain
+                return outcome
+            core.fallbacks += 1
+        raise ZerocError(f"{method} {path}: the response could not be decoded even as plain JSON")
+
+    def _fetch(self, ident: str) -> bool:
+        try:
+            r = self.http.get(f"{DICTIONARY_PATH}{ident}.zcd")
+        except httpx.HTTPError:
+            return False
+        return r.status_code == 200 and self._core.accept_dictionary(ident, r.content)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClient:
+    """The asyncio twin of :class:`Client`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_decoded_size: int = DEFAULT_MAX_DECODED,
+        http: httpx.AsyncClient | None = None,
+        **httpx_options: Any,
+    ) -> None:
+        self.http = http or httpx.AsyncClient(base_url=base_url, **httpx_options)
+        self._core = _Core(cache_dir, max_decoded_size)
+
+    @property
+    def fallbacks(self) -> int:
+        return self._core.fallbacks
+
+    async def get(self, path: str, **kw: Any) -> Reply:
+        return await self.request("GET", path, **kw)
+
+    async def post(self, path: str, json: Any = None, **kw: Any) -> Reply:
+        return await self.request("POST", path, json=json, has_body=True, **kw)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        has_body: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        core = self._core
+        for plain in (False, True):
+            h, body = core.prepare(path, json, has_body, plain)
+            response = await self.http.request(method, path, content=body, headers={**h, **(headers or {})})
+            core.learn(path, response)
+            try:
+                outcome = core.interpret(response)
+                if isinstance(outcome, _NeedDictionary) and await self._fetch(outcome.ident):
+                    outcome = core.interpret(response)
+            except ZerocError:
+                outcome = None
+            if isinstance(outcome, Reply) and not (
+                outcome.status_code == 400
+                and body
+                and not plain
+                and "content-type" in h
+                and h["content-type"].startswith(ZEROC_MEDIA_TYPE)
+            ):
+                outcome.fallback = plain
+                return outcome
+            core.fallbacks += 1
+        raise ZerocError(f"{method} {path}: the response could not be decoded even as plain JSON")
+
+    async def _fetch(self, ident: str) -> bool:
+        try:
+            r = await self.http.get(f"{DICTIONARY_PATH}{ident}.zcd")
+        except httpx.HTTPError:
+            return False
+        return r.status_code == 200 and self._core.accept_dictionary(ident, r.content)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

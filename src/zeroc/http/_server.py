@@ -1,0 +1,266 @@
+"""The server side of spec/HTTP.md as a pure core: headers and bodies in, decisions out.
+
+The ASGI and WSGI middlewares only move bytes between their server and this core.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from zeroc import _json
+from zeroc._codec import Codec
+from zeroc._dictionary import Dictionary
+from zeroc._errors import DictionaryMismatch, EncodeError, UnknownDictionary, ZerocError
+from zeroc.http._content import ContentCodings
+from zeroc.http._metrics import Metrics
+from zeroc.http._negotiate import (
+    DEFAULT_EXCLUDED,
+    JSON_MEDIA_TYPE,
+    REQUEST_CODINGS,
+    ZEROC_MEDIA_TYPE,
+    add_vary,
+    available_dictionary,
+    choose_encoding,
+    is_excluded,
+    parse_media_type,
+    wants_zeroc,
+    zeroc_media_type,
+)
+
+DICTIONARY_PATH = "/.well-known/zeroc/dictionaries/"
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+class UnsupportedCoding(ZerocError):
+    """A request body in a content coding this server does not decode."""
+
+    http_status = 415
+
+
+@dataclass(frozen=True)
+class Route:
+    """Bind requests whose path matches ``pattern`` (exact, or glob like ``/orders/*``) to a
+    dictionary, and through it (or ``schema``) to Zeroc frames."""
+
+    pattern: str
+    dictionary: Dictionary | None = None
+    schema: Any = None
+
+
+@dataclass
+class _Bound:
+    route: Route
+    codings: ContentCodings
+    codec: Codec | None
+    media_type: str | None
+    label: str
+
+
+@dataclass
+class Plan:
+    """What to do with one response."""
+
+    route: str
+    bound: _Bound | None = None
+    encoding: str = "identity"
+    to_zeroc: bool = False
+    set_headers: list[tuple[str, str]] = field(default_factory=list)
+    vary: tuple[str, ...] = ()
+
+
+class Server:
+    """Shared state and decisions of the Zeroc middlewares."""
+
+    def __init__(
+        self,
+        routes: Sequence[Route] = (),
+        *,
+        minimum_size: int = 500,
+        max_request_size: int = 8 * 1024 * 1024,
+        excluded_types: Iterable[str] = DEFAULT_EXCLUDED,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.minimum_size = minimum_size
+        self.max_request_size = max_request_size
+        self.excluded = tuple(excluded_types)
+        self.metrics = metrics
+        self.plain = ContentCodings(None)
+        self._bound = [self._bind(r) for r in routes]
+        self._dictionaries = {
+            b.route.dictionary.id: b.route.dictionary for b in self._bound if b.route.dictionary
+        }
+        self._match_cache: dict[str, _Bound | None] = {}
+
+    def _bind(self, route: Route) -> _Bound:
+        d = route.dictionary
+        if d is None:
+            return _Bound(route, self.plain, None, None, route.pattern)
+        codec = Codec(d, route.schema) if d.serialization != "bytes" else None
+        media = None
+        if codec is not None:
+            media = zeroc_media_type(d.id, codec.schema.full_name if codec.schema else None)
+        return _Bound(route, ContentCodings(d), codec, media, route.pattern)
+
+    def match(self, path: str) -> _Bound | None:
+        try:
+            return self._match_cache[path]
+        except KeyError:
+            pass
+        found = None
+        for b in self._bound:
+            if b.route.pattern == path or fnmatch.fnmatchcase(path, b.route.pattern):
+                found = b
+                break
+        if len(self._match_cache) < 10_000:  # paths with ids are unbounded; keep the cache so
+            self._match_cache[path] = found
+        return found
+
+    # -- dictionary endpoint ------------------------------------------------------------
+    def dictionary_response(self, path: str) -> tuple[int, list[tuple[str, str]], bytes] | None:
+        if not path.startswith(DICTIONARY_PATH):
+            return None
+        name = path[len(DICTIONARY_PATH) :]
+        ident, _, ext = name.partition(".")
+        d = self._dictionaries.get(ident)
+        if d is None or ext not in ("zcd", "dict"):
+            return 404, [("content-type", JSON_MEDIA_TYPE)], b'{"error": "no such dictionary"}'
+        body = d.to_bytes() if ext == "zcd" else d.content
+        kind = "application/x-zeroc-dictionary" if ext == "zcd" else "application/octet-stream"
+        headers = [
+            ("content-type", kind),
+            ("cache-control", IMMUTABLE),
+            ("etag", f'"{ident}"'),
+            ("content-length", str(len(body))),
+        ]
+        return 200, headers, body
+
+    # -- requests -----------------------------------------------------------------------
+    @staticmethod
+    def needs_decoding(headers: dict[str, str]) -> bool:
+        coding = headers.get("content-encoding", "").strip().lower()
+        return (coding not in ("", "identity")) or headers.get("content-type", "").lower().startswith(
+            ZEROC_MEDIA_TYPE
+        )
+
+    def decode_request(
+        self, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[bytes, dict[str, str | None]]:
+        """The body the application sees and the header changes (None removes a header)."""
+        from zeroc._errors import LimitExceeded
+
+        if len(body) > self.max_request_size:
+            raise LimitExceeded(f"request body of {len(body)} bytes exceeds {self.max_request_size}")
+        coding = headers.get("content-encoding", "identity").strip().lower() or "identity"
+        if coding not in (*REQUEST_CODINGS, "identity"):
+            raise UnsupportedCoding(f"request content coding {coding!r} is not supported")
+        bound = self.match(path)
+        codings = bound.codings if bound is not None and coding == "dcz" else self.plain
+        started = time.perf_counter()
+        data = codings.decode(coding, body, self.max_request_size)
+        changes: dict[str, str | None] = {"content-encoding": None}
+        kind, params = parse_media_type(headers.get("content-type"))
+        if kind == ZEROC_MEDIA_TYPE:
+            if bound is None or bound.codec is None or bound.route.dictionary is None:
+                raise UnknownDictionary(f"{path} takes no Zeroc frames")
+            named = params.get("dictionary", "")
+            if named != bound.route.dictionary.id:
+                raise DictionaryMismatch(
+                    f"frame names dictionary {named[:16]!r}; {path} uses {bound.route.dictionary.id[:16]}"
+                )
+            data = _json.dumps(bound.codec.decode(data))
+            changes["content-type"] = JSON_MEDIA_TYPE
+        changes["content-length"] = str(len(data))
+        if self.metrics is not None:
+            label = bound.label if bound else "other"
+            self.metrics.request(label, coding, len(body), len(data), time.perf_counter() - started)
+        return data, changes
+
+    # -- responses ----------------------------------------------------------------------
+    def plan(self, path: str, request: dict[str, str], status: int, response: dict[str, str]) -> Plan:
+        bound = self.match(path)
+        plan = Plan(bound.label if bound else "other", bound)
+        d = bound.route.dictionary if bound else None
+        if bound is not None and d is not None:
+            plan.set_headers += [
+                ("zeroc-dictionary", d.id),
+                ("zeroc-route", bound.route.pattern),
+                ("link", f'<{DICTIONARY_PATH}{d.id}.zcd>; rel="compression-dictionary"'),
+            ]
+            plan.vary = ("Accept-Encoding", "Available-Dictionary", "Accept")
+        else:
+            plan.vary = ("Accept-Encoding",)
+        if status in (204, 206, 304) or status < 200 or "content-encoding" in response:
+            return plan
+        ctype = response.get("content-type", "")
+        if (
+            bound is not None
+            and bound.codec is not None
+            and status == 200
+            and ctype.split(";")[0].strip().lower() == JSON_MEDIA_TYPE
+            and wants_zeroc(request.get("accept"))
+        ):
+            plan.to_zeroc = True
+            return plan
+        if is_excluded(ctype, self.excluded):
+            return plan
+        available = ["zstd", "br", "gzip"]
+        held = available_dictionary(request.get("available-dictionary"))
+        if d is not None and held is not None:
+            if held == d.sha256:
+                available.append("dcz")
+            elif self.metrics is not None:
+                self.metrics.miss(plan.route)
+        plan.encoding = choose_encoding(request.get("accept-encoding"), available)
+        return plan
+
+    def body(self, plan: Plan, body: bytes) -> tuple[bytes, list[tuple[str, str]]]:
+        """Transform a whole response body; returns it with the headers to set."""
+        started = time.perf_counter()
+        headers = list(plan.set_headers)
+        bound = plan.bound
+        if plan.to_zeroc and bound is not None and bound.codec is not None:
+            try:
+                frame = bound.codec.encode(orjson.loads(body))
+            except (orjson.JSONDecodeError, EncodeError):
+                if self.metrics is not None:
+                    self.metrics.fallback(plan.route)
+                plan.to_zeroc = False
+            else:
+                headers.append(("content-type", bound.media_type or ZEROC_MEDIA_TYPE))
+                self._observe(plan.route, "zeroc", len(body), len(frame), started)
+                return frame, headers
+        if plan.encoding != "identity" and len(body) >= self.minimum_size:
+            codings = bound.codings if bound is not None and plan.encoding == "dcz" else self.plain
+            out = codings.encode(plan.encoding, body)
+            headers.append(("content-encoding", plan.encoding))
+            self._observe(plan.route, plan.encoding, len(body), len(out), started)
+            return out, headers
+        plan.encoding = "identity"
+        self._observe(plan.route, "identity", len(body), len(body), started)
+        return body, headers
+
+    def stream_codings(self, plan: Plan) -> ContentCodings:
+        bound = plan.bound
+        return bound.codings if bound is not None and plan.encoding == "dcz" else self.plain
+
+    def _observe(self, route: str, encoding: str, before: int, after: int, started: float) -> None:
+        if self.metrics is not None:
+            self.metrics.response(route, encoding, before, after, time.perf_counter() - started)
+
+    def error(self, exc: ZerocError) -> tuple[int, list[tuple[str, str]], bytes]:
+        status = exc.http_status if exc.http_status in (400, 413, 415) else 400
+        if self.metrics is not None:
+            self.metrics.error(status)
+        body = json.dumps({"error": str(exc)}).encode()
+        return status, [("content-type", JSON_MEDIA_TYPE), ("content-length", str(len(body)))], body
+
+
+def vary_value(existing: str | None, plan: Plan) -> str:
+    return add_vary(existing, *plan.vary)

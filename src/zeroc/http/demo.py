@@ -1,0 +1,121 @@
+"""The demo services behind ``zeroc serve-demo`` and ``examples/``: one FastAPI, one Flask.
+
+Both serve generated Orders at ``/orders/{i}`` (a route bound to a dictionary and the Order
+schema, so SDK clients get ~56-byte Zeroc frames), echo posted Orders at ``POST /orders/echo``,
+list 50 orders at ``/orders`` (plain JSON, content-coded), stream them at ``/stream``, and expose
+Prometheus metrics at ``/metrics``.
+"""
+
+from collections.abc import Iterator
+from typing import Any
+
+import zeroc
+from zeroc.http._metrics import Metrics
+from zeroc.http._server import Route
+from zeroc.workloads import Order, generate
+
+ORDERS = generate("order", 1000, seed=99)
+
+
+def train_demo_dictionary() -> zeroc.Dictionary:
+    """A dictionary trained on generated Orders, as the demo server uses (about 2 s)."""
+    return zeroc.train(generate("order", 5000, seed=1), schema=Order)
+
+
+def routes(dictionary: zeroc.Dictionary) -> list[Route]:
+    return [Route("/orders/*", dictionary)]
+
+
+def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
+    """The FastAPI demo service wrapped in :class:`zeroc.http.ZerocMiddleware`.
+
+    (No ``from __future__ import annotations`` here: FastAPI resolves the ``Request`` annotation
+    of a locally imported class only when annotations are evaluated.)
+    """
+    from fastapi import FastAPI, Request
+    from fastapi.responses import StreamingResponse
+    from prometheus_client import CollectorRegistry, make_asgi_app
+
+    from zeroc.http._asgi import ZerocMiddleware
+
+    registry = CollectorRegistry()
+    app = FastAPI(title="Zeroc demo")
+
+    @app.get("/orders/{i}")
+    def order(i: int) -> dict[str, Any]:
+        return ORDERS[i % len(ORDERS)]
+
+    @app.post("/orders/echo")
+    async def echo(request: Request) -> Any:
+        return await request.json()
+
+    @app.get("/orders")
+    def orders() -> list[dict[str, Any]]:
+        return ORDERS[:50]
+
+    @app.get("/stream")
+    def stream() -> StreamingResponse:
+        def lines() -> Iterator[bytes]:
+            import json
+
+            for o in ORDERS[:200]:
+                yield json.dumps(o).encode() + b"\n"
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+    @app.get("/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    app.mount("/metrics", make_asgi_app(registry))
+    options.setdefault("minimum_size", 256)
+    app.add_middleware(
+        ZerocMiddleware,  # type: ignore[arg-type]  # Starlette's factory protocol is stricter than ASGI
+        routes=routes(dictionary),
+        metrics=Metrics(registry),
+        **options,
+    )
+    return app
+
+
+def create_wsgi_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
+    """The Flask demo service wrapped in :class:`zeroc.http.ZerocWSGIMiddleware`."""
+    import json
+
+    from flask import Flask, Response, jsonify, request
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from zeroc.http._wsgi import ZerocWSGIMiddleware
+
+    registry = CollectorRegistry()
+    app = Flask("zeroc_demo")
+
+    @app.get("/orders/<int:i>")
+    def order(i: int) -> Any:
+        return jsonify(ORDERS[i % len(ORDERS)])
+
+    @app.post("/orders/echo")
+    def echo() -> Any:
+        return jsonify(request.get_json())
+
+    @app.get("/orders")
+    def orders() -> Any:
+        return jsonify(ORDERS[:50])
+
+    @app.get("/stream")
+    def stream() -> Response:
+        return Response((json.dumps(o) + "\n" for o in ORDERS[:200]), mimetype="application/x-ndjson")
+
+    @app.get("/health")
+    def health() -> Any:
+        return jsonify(status="ok")
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        return Response(generate_latest(registry), mimetype="text/plain")
+
+    options.setdefault("minimum_size", 256)
+    app.wsgi_app = ZerocWSGIMiddleware(  # type: ignore[method-assign]
+        app.wsgi_app, routes=routes(dictionary), metrics=Metrics(registry), **options
+    )
+    return app

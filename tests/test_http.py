@@ -1,0 +1,243 @@
+"""Real servers on loopback (uvicorn for the FastAPI demo, waitress for the Flask demo), talked
+to by the SDK, by httpx and by curl — a client nobody here wrote."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import zstandard
+
+import zeroc
+from zeroc.http import AsyncClient, Client
+from zeroc.http._content import ContentCodings
+from zeroc.http.demo import ORDERS, train_demo_dictionary
+
+ZEROC = str(Path(sys.executable).with_name("zeroc"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, proc: subprocess.Popen[bytes], url: str) -> None:
+        self.proc, self.url = proc, url
+
+    def rss_kib(self) -> int:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+
+@pytest.fixture(scope="module")
+def dictionary_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("http") / "orders.zcd"
+    train_demo_dictionary().save(path)
+    return path
+
+
+@pytest.fixture(scope="module", params=["asgi", "wsgi"])
+def server(request: pytest.FixtureRequest, dictionary_file: Path) -> Iterator[Server]:
+    port = free_port()
+    args = [ZEROC, "serve-demo", "--port", str(port), "--dict", str(dictionary_file)]
+    if request.param == "wsgi":
+        args.append("--wsgi")
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(url + "/health").status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"server did not start: {proc.stderr.read() if proc.stderr else ''}")
+        time.sleep(0.1)
+    yield Server(proc, url)
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def curl(*args: str) -> subprocess.CompletedProcess[bytes]:
+    assert shutil.which("curl"), "curl is needed for the HTTP tests (Debian package curl)"
+    return subprocess.run(["curl", "-sS", *args], capture_output=True, timeout=60, check=True)
+
+
+def test_curl_compressed_receives_zstd_and_decodes_it(server: Server, tmp_path: Path) -> None:
+    out = curl("--compressed", "-D", str(tmp_path / "h"), "-o", str(tmp_path / "b"), server.url + "/orders")
+    assert out.returncode == 0
+    headers = (tmp_path / "h").read_text().lower()
+    assert "content-encoding: zstd" in headers and "vary: accept-encoding" in headers
+    assert json.loads((tmp_path / "b").read_bytes()) == ORDERS[:50]
+
+
+def test_curl_gets_gzip_when_it_only_accepts_gzip_and_nothing_with_q0(server: Server) -> None:
+    raw = curl("-H", "Accept-Encoding: gzip", server.url + "/orders").stdout
+    assert json.loads(gzip.decompress(raw)) == ORDERS[:50]
+    plain = curl(
+        "-D", "-", "-H", "Accept-Encoding: gzip;q=0, zstd;q=0, br;q=0", server.url + "/orders"
+    ).stdout
+    assert b"content-encoding" not in plain.lower()
+
+
+def test_sdk_gets_a_zeroc_frame_3x_smaller_than_gzip(server: Server) -> None:
+    with Client(server.url) as client:
+        reply = client.get("/orders/1")
+        assert reply.encoding == "zeroc" and reply.value == ORDERS[1]
+        assert reply.headers["content-type"].startswith("application/x-zeroc")
+    gz = httpx.get(server.url + "/orders/1", headers={"accept-encoding": "gzip"})
+    assert gz.headers["content-encoding"] == "gzip" and gz.json() == ORDERS[1]
+    print(f"one Order: zeroc {reply.wire_bytes} B on the wire, gzip {gz.num_bytes_downloaded} B")
+    assert reply.wire_bytes * 3 <= gz.num_bytes_downloaded
+
+
+def test_sdk_posts_frames_and_compressed_json(server: Server) -> None:
+    with Client(server.url) as client:
+        client.get("/orders/2")  # learns the route's dictionary
+        reply = client.post("/orders/echo", json=ORDERS[3])
+        assert reply.status_code == 200 and reply.value == ORDERS[3]
+        assert reply.response.request.headers["content-type"].startswith("application/x-zeroc")
+        # A value outside the schema goes as JSON, zstd-compressed since the server accepts it.
+        odd = {"note": "not an Order", "pad": "x" * 400}
+        reply = client.post("/orders/echo", json=odd)
+        assert reply.status_code == 200 and reply.value == odd
+        assert reply.response.request.headers["content-encoding"] == "zstd"
+        assert client.fallbacks == 0
+
+
+def test_streamed_response_is_compressed_chunk_by_chunk(server: Server) -> None:
+    with Client(server.url) as client:
+        reply = client.get("/stream")
+    assert reply.encoding == "zstd" and "content-length" not in reply.headers
+    lines = reply.content.splitlines()
+    assert [json.loads(x) for x in lines] == ORDERS[:200]
+
+
+def test_dcz_for_clients_holding_the_dictionary(server: Server, dictionary_file: Path) -> None:
+    d = zeroc.Dictionary.load(dictionary_file)
+    headers = {
+        "accept": "application/json",
+        "accept-encoding": "dcz, gzip",
+        "available-dictionary": ":" + base64.b64encode(d.sha256).decode() + ":",
+    }
+    r = httpx.get(server.url + "/orders/4", headers=headers)
+    assert r.headers["content-encoding"] == "dcz" and "available-dictionary" in r.headers["vary"].lower()
+    assert json.loads(ContentCodings(d).decode("dcz", r.content, 1 << 20)) == ORDERS[4]
+    # The dictionary endpoint: immutable, named by hash, verified by the client.
+    r = httpx.get(f"{server.url}/.well-known/zeroc/dictionaries/{d.id}.zcd")
+    assert r.status_code == 200 and "immutable" in r.headers["cache-control"]
+    assert zeroc.Dictionary.from_bytes(r.content) == d
+    assert httpx.get(f"{server.url}/.well-known/zeroc/dictionaries/{'0' * 64}.zcd").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "status"),
+    [
+        ({"content-encoding": "gzip"}, b"not gzip at all", 400),
+        ({"content-encoding": "zstd"}, b"\x28\xb5\x2f\xfd garbage", 400),
+        ({"content-encoding": "br"}, b"\xff\xff\xff", 400),
+        ({"content-encoding": "gzip"}, gzip.compress(b"{" * 100)[:-5], 400),
+        ({"content-encoding": "compress"}, b"abc", 415),
+        ({"content-type": "application/x-zeroc; dictionary=00"}, b"\x01abc", 400),
+        ({"content-encoding": "gzip"}, gzip.compress(b"\0" * 20_000_000), 413),
+        ({"content-encoding": "zstd"}, zstandard.ZstdCompressor().compress(b"\0" * 20_000_000), 413),
+    ],
+)
+def test_bad_request_bodies_get_clear_errors_and_the_server_keeps_serving(
+    server: Server, headers: dict[str, str], body: bytes, status: int
+) -> None:
+    r = httpx.post(
+        server.url + "/orders/echo", content=body, headers={"content-type": "application/json", **headers}
+    )
+    assert r.status_code == status and "error" in r.json()
+    assert httpx.get(server.url + "/health").json() == {"status": "ok"}
+
+
+def test_oversized_decoded_body_is_413(server: Server) -> None:
+    big = b"[" + b"1," * 5_000_000 + b"1]"  # 10 MB of JSON, 10 kB compressed
+    r = httpx.post(
+        server.url + "/orders/echo",
+        content=zstandard.ZstdCompressor().compress(big),
+        headers={"content-type": "application/json", "content-encoding": "zstd"},
+    )
+    assert r.status_code == 413 and "limit" in r.json()["error"]
+
+
+def test_metrics_are_exposed(server: Server) -> None:
+    with Client(server.url) as client:
+        client.get("/orders/5")
+    text = httpx.get(server.url + "/metrics", follow_redirects=True).text
+    assert 'zeroc_http_responses_total{encoding="zeroc",route="/orders/*"}' in text
+    assert "zeroc_http_compression_ratio_bucket" in text
+
+
+def test_thousand_requests_bounded_concurrency_memory_flat(server: Server) -> None:
+    async def run(n: int, start: int) -> list[bool]:
+        sem = asyncio.Semaphore(16)
+        async with AsyncClient(server.url, timeout=30) as client:
+            await client.get("/orders/0")
+
+            async def one(i: int) -> bool:
+                async with sem:
+                    if i % 3 == 0:
+                        r = await client.post("/orders/echo", json=ORDERS[i % len(ORDERS)])
+                    else:
+                        r = await client.get(f"/orders/{i}")
+                    return (
+                        r.status_code == 200 and r.value == ORDERS[i % len(ORDERS)] and r.encoding == "zeroc"
+                    )
+
+            return await asyncio.gather(*(one(i) for i in range(start, start + n)))
+
+    assert all(asyncio.run(run(300, 0)))  # warm up allocators and caches
+    before = server.rss_kib()
+    results = asyncio.run(run(1000, 300))
+    after = server.rss_kib()
+    assert results.count(True) == 1000
+    print(f"server RSS {before} KiB -> {after} KiB over 1,000 requests")
+    assert after - before < 8 * 1024  # flat: no per-request growth (8 MiB tolerance for allocator noise)
+
+
+def test_missing_or_broken_dictionary_never_fails_the_call(server: Server, tmp_path: Path) -> None:
+    # A corrupt cached dictionary is detected and refetched.
+    with Client(server.url, cache_dir=tmp_path) as client:
+        ident = client.get("/orders/6").headers["zeroc-dictionary"]
+    (tmp_path / f"{ident}.zcd").write_bytes(b"ZRCD garbage")
+    with Client(server.url, cache_dir=tmp_path) as client:
+        reply = client.get("/orders/6")
+        assert reply.value == ORDERS[6] and reply.encoding == "zeroc"
+    # A dictionary that cannot be fetched: the client asks again for plain JSON.
+    transport = httpx.HTTPTransport()
+
+    class NoDictionaries(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            if request.url.path.startswith("/.well-known/zeroc/"):
+                return httpx.Response(503)
+            return transport.handle_request(request)
+
+    http = httpx.Client(base_url=server.url, transport=NoDictionaries())
+    with Client(server.url, http=http) as client:
+        reply = client.get("/orders/7")
+        assert reply.value == ORDERS[7] and reply.fallback and client.fallbacks == 1
+
+
+def test_server_survives_everything_above(server: Server) -> None:
+    assert server.proc.poll() is None
+    assert httpx.get(server.url + "/orders/8", headers={"accept-encoding": "br"}).json() == ORDERS[8]
