@@ -59,6 +59,7 @@ def test_http_exports_are_pinned() -> None:
             "Metrics",
             "Reply",
             "Route",
+            "StatsdMetrics",
             "ZerocMiddleware",
             "ZerocWSGIMiddleware",
             "choose_encoding",

@@ -6,7 +6,7 @@ Needs the ``http`` extra: ``pip install 'zeroc[http]'``.
 from zeroc.http._asgi import ZerocMiddleware
 from zeroc.http._client import AsyncClient, Client, Reply
 from zeroc.http._content import ContentCodings
-from zeroc.http._metrics import Metrics
+from zeroc.http._metrics import Metrics, StatsdMetrics
 from zeroc.http._negotiate import choose_encoding, parse_accept_encoding
 from zeroc.http._server import DICTIONARY_PATH, Route
 from zeroc.http._wsgi import ZerocWSGIMiddleware
@@ -19,6 +19,7 @@ __all__ = [
     "Metrics",
     "Reply",
     "Route",
+    "StatsdMetrics",
     "ZerocMiddleware",
     "ZerocWSGIMiddleware",
     "choose_encoding",

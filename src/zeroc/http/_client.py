@@ -18,7 +18,7 @@ import httpx
 from zeroc import _json
 from zeroc._codec import Codec
 from zeroc._dictionary import Dictionary
-from zeroc._errors import ZerocError
+from zeroc._errors import DecodeError, ZerocError
 from zeroc.http._content import ContentCodings
 from zeroc.http._negotiate import (
     JSON_MEDIA_TYPE,
@@ -156,6 +156,19 @@ class _Core:
         if accepted:
             self.request_codings = {c.strip().lower() for c in accepted.split(",")}
 
+    def settled(self, outcome: Reply | _NeedDictionary | None, sent: dict[str, str], plain: bool) -> bool:
+        """True when ``outcome`` is the answer; False means "ask again for plain JSON".
+
+        A frame the server refused (400: its dictionary rotated, say) is retried as JSON too.
+        """
+        if isinstance(outcome, Reply) and not (
+            outcome.status_code == 400 and not plain and _sent_frame(sent)
+        ):
+            outcome.fallback = plain
+            return True
+        self.fallbacks += 1
+        return False
+
     def interpret(self, response: httpx.Response) -> Reply | _NeedDictionary:
         coding = response.headers.get("content-encoding", "identity").strip().lower()
         raw = response.content  # httpx already undid zstd, br and gzip
@@ -163,7 +176,7 @@ class _Core:
         kind, params = parse_media_type(response.headers.get("content-type"))
         if coding == "dcz":
             if len(raw) < 40:
-                raise ZerocError("dcz response is too short")
+                raise DecodeError("dcz response is too short")
             ident = raw[8:40].hex()
             d = self.held(ident)
             if d is None:
@@ -178,6 +191,10 @@ class _Core:
         is_json = kind == JSON_MEDIA_TYPE or kind.endswith("+json")
         value = _json.loads(raw) if is_json and raw else None
         return Reply(response.status_code, value, raw, coding, wire, response)
+
+
+def _sent_frame(headers: dict[str, str]) -> bool:
+    return headers.get("content-type", "").startswith(ZEROC_MEDIA_TYPE)
 
 
 class Client:
@@ -224,17 +241,10 @@ class Client:
                     outcome = core.interpret(response)
             except ZerocError:
                 outcome = None
-            if isinstance(outcome, Reply) and not (
-                outcome.status_code == 400
-                and body
-                and not plain
-                and "content-type" in h
-                and h["content-type"].startswith(ZEROC_MEDIA_TYPE)
-            ):
-                outcome.fallback = plain
+            if core.settled(outcome, h, plain):
+                assert isinstance(outcome, Reply)
                 return outcome
-            core.fallbacks += 1
-        raise ZerocError(f"{method} {path}: the response could not be decoded even as plain JSON")
+        raise DecodeError(f"{method} {path}: the response could not be decoded even as plain JSON")
 
     def _fetch(self, ident: str) -> bool:
         try:
@@ -297,17 +307,10 @@ class AsyncClient:
                     outcome = core.interpret(response)
             except ZerocError:
                 outcome = None
-            if isinstance(outcome, Reply) and not (
-                outcome.status_code == 400
-                and body
-                and not plain
-                and "content-type" in h
-                and h["content-type"].startswith(ZEROC_MEDIA_TYPE)
-            ):
-                outcome.fallback = plain
+            if core.settled(outcome, h, plain):
+                assert isinstance(outcome, Reply)
                 return outcome
-            core.fallbacks += 1
-        raise ZerocError(f"{method} {path}: the response could not be decoded even as plain JSON")
+        raise DecodeError(f"{method} {path}: the response could not be decoded even as plain JSON")
 
     async def _fetch(self, ident: str) -> bool:
         try:

@@ -59,3 +59,43 @@ class Metrics:
 
     def error(self, status: int) -> None:
         self.errors.labels(str(status)).inc()
+
+
+class StatsdMetrics:
+    """The same events sent to StatsD (the ``statsd`` client), for shops without Prometheus.
+
+    Names: ``<prefix>.<route>.<encoding>.bytes_before`` / ``bytes_after`` / ``responses``
+    (counters), ``.encode_ms`` / ``.decode_ms`` (timers), ``<prefix>.fallbacks``,
+    ``<prefix>.dictionary_misses``, ``<prefix>.errors.<status>``. Route patterns are turned into
+    StatsD-safe names (``/orders/*`` -> ``orders_any``).
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 8125, prefix: str = "zeroc_http") -> None:
+        import statsd
+
+        self.client = statsd.StatsClient(host, port, prefix=prefix)
+
+    @staticmethod
+    def _name(route: str) -> str:
+        cleaned = route.strip("/").replace("*", "any").replace("/", "_").replace(".", "_")
+        return cleaned or "root"
+
+    def response(self, route: str, encoding: str, before: int, after: int, seconds: float) -> None:
+        base = f"{self._name(route)}.{encoding}"
+        with self.client.pipeline() as pipe:
+            pipe.incr(f"{base}.bytes_before", before)
+            pipe.incr(f"{base}.bytes_after", after)
+            pipe.incr(f"{base}.responses")
+            pipe.timing(f"{base}.encode_ms", seconds * 1000)
+
+    def request(self, route: str, encoding: str, before: int, after: int, seconds: float) -> None:
+        self.client.timing(f"{self._name(route)}.{encoding}.decode_ms", seconds * 1000)
+
+    def fallback(self, route: str) -> None:
+        self.client.incr(f"{self._name(route)}.fallbacks")
+
+    def miss(self, route: str) -> None:
+        self.client.incr(f"{self._name(route)}.dictionary_misses")
+
+    def error(self, status: int) -> None:
+        self.client.incr(f"errors.{status}")

@@ -19,7 +19,7 @@ from zeroc._codec import Codec
 from zeroc._dictionary import Dictionary
 from zeroc._errors import DictionaryMismatch, EncodeError, UnknownDictionary, ZerocError
 from zeroc.http._content import ContentCodings
-from zeroc.http._metrics import Metrics
+from zeroc.http._metrics import Metrics, StatsdMetrics
 from zeroc.http._negotiate import (
     DEFAULT_EXCLUDED,
     JSON_MEDIA_TYPE,
@@ -85,7 +85,7 @@ class Server:
         minimum_size: int = 500,
         max_request_size: int = 8 * 1024 * 1024,
         excluded_types: Iterable[str] = DEFAULT_EXCLUDED,
-        metrics: Metrics | None = None,
+        metrics: Metrics | StatsdMetrics | None = None,
     ) -> None:
         self.minimum_size = minimum_size
         self.max_request_size = max_request_size

@@ -1,0 +1,35 @@
+"""Metrics: Prometheus families per route and encoding, and StatsD datagrams on a real socket."""
+
+import socket
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from zeroc.http import Metrics, StatsdMetrics
+from zeroc.http._server import Route, Server
+from zeroc.workloads import generate
+
+
+def test_prometheus_families() -> None:
+    registry = CollectorRegistry()
+    server = Server([Route("/api/*")], metrics=Metrics(registry), minimum_size=10)
+    body = str(generate("order", 5)).encode()
+    plan = server.plan("/api/x", {"accept-encoding": "gzip"}, 200, {"content-type": "application/json"})
+    out, headers = server.body(plan, body)
+    assert ("content-encoding", "gzip") in headers
+    text = generate_latest(registry).decode()
+    assert f'zeroc_http_bytes_before_total{{encoding="gzip",route="/api/*"}} {float(len(body))}' in text
+    assert f'zeroc_http_bytes_after_total{{encoding="gzip",route="/api/*"}} {float(len(out))}' in text
+    assert 'zeroc_http_compression_ratio_count{encoding="gzip",route="/api/*"} 1.0' in text
+
+
+def test_statsd_datagrams() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.settimeout(5)
+        metrics = StatsdMetrics(port=sock.getsockname()[1], prefix="t")
+        metrics.response("/orders/*", "zstd", 1000, 250, 0.0002)
+        metrics.error(413)
+        packets = sock.recv(65536).decode() + "\n" + sock.recv(65536).decode()
+    assert "t.orders_any.zstd.bytes_before:1000|c" in packets
+    assert "t.orders_any.zstd.bytes_after:250|c" in packets
+    assert "t.errors.413:1|c" in packets
