@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,http]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,http,tabular]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,0 +1,354 @@
+"""Shredding JSON values into typed columns and back (a generic, lossless record shredder).
+
+A *column* is a list of JSON values. Each value gets a kind tag (missing, null, bool, int,
+float, string, object, array, other); values of one kind go to one typed sub-column:
+objects become a nested table (one column per key, plus the key orders seen), arrays become
+their lengths plus one child column of all their items — so GeoJSON coordinates end up as a
+float column and a few length columns. Integers beyond 64 bits and anything deeper than
+``MAX_DEPTH`` go through JSON text. Decoding rebuilds the identical values, key order included.
+
+Block layout (spec/TABULAR_FORMAT.md): uint32 LE length of the zstd-compressed JSON head, the
+head, then the payloads the head lists, in head order.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Any
+
+import numpy as np
+import zstandard as zstd
+
+from zeroc._errors import DecodeError, LimitExceeded
+from zeroc.tabular import _columns as C
+
+MISSING, NULL, BOOL, INT, FLOAT, STR, OBJ, ARR, OTHER = range(9)
+MAX_DEPTH = 48
+_zc = zstd.ZstdCompressor(level=19)
+_zd = zstd.ZstdDecompressor()
+_MISSING = object()
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.pool = C.Pool()
+
+    def add(self, head: dict[str, Any], payload: bytes) -> dict[str, Any]:
+        if payload:
+            head["len"] = len(payload)
+            self.parts.append(payload)
+        return head
+
+
+def _kind(v: Any) -> int:
+    t = type(v)
+    if t is str:
+        return STR
+    if t is int:
+        return INT if C.fits_int64(v) else OTHER
+    if t is float:
+        return FLOAT
+    if t is bool:
+        return BOOL
+    if v is None:
+        return NULL
+    if t is dict:
+        return OBJ
+    if t is list:
+        return ARR
+    if v is _MISSING:
+        return MISSING
+    return OTHER
+
+
+def encode_column(values: list[Any], w: _Writer, depth: int = 0) -> dict[str, Any]:
+    kinds = [_kind(v) for v in values]
+    present = set(kinds)
+    if depth > MAX_DEPTH:
+        present = {OTHER} | (present & {MISSING})
+        kinds = [MISSING if k == MISSING else OTHER for k in kinds]
+    head: dict[str, Any] = {}
+    if len(present) > 1:
+        head["tags"] = w.add(*C.encode_ints(np.asarray(kinds, dtype=np.int64)))
+    parts: dict[str, Any] = {}
+    for kind in sorted(present):
+        sub = [v for v, k in zip(values, kinds, strict=True) if k == kind] if len(present) > 1 else values
+        if kind == BOOL:
+            parts["bool"] = w.add(*C.encode_bools(sub))
+        elif kind == INT:
+            parts["int"] = w.add(*C.encode_ints(np.asarray(sub, dtype=np.int64)))
+        elif kind == FLOAT:
+            parts["float"] = w.add(*C.encode_floats(sub))
+        elif kind == STR:
+            parts["str"] = w.add(*C.encode_strings(sub, w.pool))
+        elif kind == OBJ:
+            parts["obj"] = encode_table(sub, w, depth + 1)
+        elif kind == ARR:
+            lengths = np.fromiter(map(len, sub), dtype=np.int64, count=len(sub))
+            parts["arr"] = {
+                "lengths": w.add(*C.encode_ints(lengths)),
+                "items": encode_column([x for a in sub for x in a], w, depth + 1),
+            }
+        elif kind == OTHER:
+            parts["other"] = w.add(*C.encode_json(sub, w.pool))
+        else:  # MISSING and NULL carry no data beyond their tags
+            parts["missing" if kind == MISSING else "null"] = {}
+    head["kinds"] = parts
+    return head
+
+
+def encode_table(rows: list[dict[str, Any]], w: _Writer, depth: int = 0) -> dict[str, Any]:
+    """Objects by column: one column per key, plus the key orders (shapes) seen."""
+    shapes: dict[tuple[str, ...], int] = {}
+    ids = []
+    for row in rows:
+        ids.append(shapes.setdefault(tuple(row), len(shapes)))
+    names = list(dict.fromkeys(k for shape in shapes for k in shape))
+    head: dict[str, Any] = {"shapes": [list(s) for s in shapes]}
+    if len(shapes) > 1:
+        head["shape_ids"] = w.add(*C.encode_ints(np.asarray(ids, dtype=np.int64)))
+    columns = {name: [row.get(name, _MISSING) for row in rows] for name in names}
+    derived: dict[str, dict[str, Any]] = {}
+    for name in names:
+        d = _derive(name, columns, set(derived))
+        if d is not None and d["derived"] not in derived:
+            derived[name] = d
+    stored = [[name, encode_column(columns[name], w, depth)] for name in names if name not in derived]
+    head["columns"] = stored + [[name, d] for name, d in derived.items()]
+    return head
+
+
+def _derive(name: str, columns: dict[str, list[Any]], derived_names: set[str]) -> dict[str, Any] | None:
+    """``url`` = prefix + ``name`` + suffix for every row (a relation REFERENCE.md found in real
+    JSON): store the prefix and suffix, not the column."""
+    target = columns[name]
+    if not target or type(target[0]) is not str or len(target) < 2:
+        return None
+    first = target[0]
+    for source, values in columns.items():
+        if source == name or source in derived_names:
+            continue  # sources are stored columns; derived ones are rebuilt after them
+        v0 = values[0]
+        if type(v0) is not str or not v0 or v0 not in first:
+            continue
+        i = first.index(v0)
+        prefix, suffix = first[:i], first[i + len(v0) :]
+        for quoted in (False, True):  # the source as is, or URL-quoted (``a b`` -> ``a%20b``)
+            misses = [
+                j
+                for j, (a, b) in enumerate(zip(values, target, strict=True))
+                if type(a) is not str or b != f"{prefix}{_quote(a) if quoted else a}{suffix}"
+            ]
+            if len(misses) * 20 <= len(target):  # up to 5% exceptions
+                return {
+                    "derived": source,
+                    "prefix": prefix,
+                    "suffix": suffix,
+                    "quoted": quoted,
+                    "except": [[j, _plain(target[j])] for j in misses],
+                }
+    return None
+
+
+def _quote(v: str) -> str:
+    return urllib.parse.quote(v, safe="/")
+
+
+def _plain(v: Any) -> Any:
+    """An exception value as it goes into the JSON head (missing -> a marker object)."""
+    return {"missing": True} if v is _MISSING else {"value": v}
+
+
+class _Reader:
+    def __init__(self, data: bytes, pos: int, limit: int, pool: bytes) -> None:
+        self.data, self.pos, self.limit, self.pool = data, pos, limit, C.PoolReader(pool)
+
+    def take(self, head: dict[str, Any]) -> bytes:
+        n = head.get("len", 0)
+        if not isinstance(n, int) or n < 0 or self.pos + n > len(self.data):
+            raise DecodeError("column payload runs past the block")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+
+def decode_column(head: dict[str, Any], r: _Reader, n: int) -> list[Any]:
+    if n > r.limit:
+        raise LimitExceeded(f"a column of {n} values exceeds the limit of {r.limit}")
+    tags = None
+    if "tags" in head:
+        tags = C.decode_ints(head["tags"], r.take(head["tags"]), n).tolist()
+    parts: dict[int, list[Any]] = {}
+    kinds = head.get("kinds")
+    if not isinstance(kinds, dict):
+        raise DecodeError("column head lacks its kinds")
+    for name, kind in (
+        ("missing", MISSING),
+        ("null", NULL),
+        ("bool", BOOL),
+        ("int", INT),
+        ("float", FLOAT),
+        ("str", STR),
+        ("obj", OBJ),
+        ("arr", ARR),
+        ("other", OTHER),
+    ):
+        if name not in kinds:
+            continue
+        h = kinds[name]
+        m = n if tags is None else tags.count(kind)
+        if kind == MISSING:
+            parts[kind] = [_MISSING] * m
+        elif kind == NULL:
+            parts[kind] = [None] * m
+        elif kind == BOOL:
+            parts[kind] = C.decode_bools(h, r.take(h), m).tolist()
+        elif kind == INT:
+            parts[kind] = C.decode_ints(h, r.take(h), m).tolist()
+        elif kind == FLOAT:
+            parts[kind] = C.decode_floats(h, r.take(h), m).tolist()
+        elif kind == STR:
+            parts[kind] = C.decode_strings(h, r.take(h), m, r.pool)
+        elif kind == OBJ:
+            parts[kind] = decode_table(h, r, m)
+        elif kind == ARR:
+            lengths = C.decode_ints(h["lengths"], r.take(h["lengths"]), m).tolist()
+            if lengths and min(lengths) < 0:
+                raise DecodeError("negative array length")
+            items = decode_column(h["items"], r, sum(lengths))
+            if sum(lengths) != len(items):
+                raise DecodeError("array lengths do not match their items")
+            out, pos = [], 0
+            for ln in lengths:
+                out.append(items[pos : pos + ln])
+                pos += ln
+            parts[kind] = out
+        else:
+            parts[kind] = C.decode_json(h, r.take(h), m, r.pool)
+        if len(parts[kind]) != m:
+            raise DecodeError("column part has the wrong number of values")
+    if tags is None:
+        if n == 0 and not parts:
+            return []
+        if len(parts) != 1:
+            raise DecodeError("an untagged column must hold one kind")
+        return next(iter(parts.values()))
+    iters = {k: iter(v) for k, v in parts.items()}
+    try:
+        return [next(iters[t]) for t in tags]
+    except (KeyError, StopIteration):
+        raise DecodeError("column tags do not match its parts") from None
+
+
+def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
+    shapes = head.get("shapes")
+    columns = head.get("columns")
+    if not isinstance(shapes, list) or not isinstance(columns, list):
+        raise DecodeError("table head lacks shapes or columns")
+    ids = None
+    if len(shapes) > 1:
+        ids = C.decode_ints(head["shape_ids"], r.take(head["shape_ids"]), n).tolist()
+        if n and (min(ids) < 0 or max(ids) >= len(shapes)):
+            raise DecodeError("shape id out of range")
+    values: dict[str, list[Any]] = {}
+    for entry in columns:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+            raise DecodeError("bad column entry")
+        h = entry[1]
+        if isinstance(h, dict) and "derived" in h:
+            source = values.get(h["derived"])
+            prefix, suffix = h.get("prefix"), h.get("suffix")
+            if source is None or not isinstance(prefix, str) or not isinstance(suffix, str):
+                raise DecodeError(f"column {entry[0]!r} derives from an unknown column")
+            col: list[Any]
+            if h.get("quoted"):
+                col = [f"{prefix}{_quote(a)}{suffix}" if type(a) is str else None for a in source]
+            else:
+                col = [f"{prefix}{a}{suffix}" if type(a) is str else None for a in source]
+            for item in h.get("except", []):
+                i, v = item
+                if not (isinstance(i, int) and 0 <= i < len(col) and isinstance(v, dict)):
+                    raise DecodeError("bad derived-column exception")
+                col[i] = _MISSING if v.get("missing") else v["value"]
+        else:
+            col = decode_column(h, r, n)
+        if len(col) != n:
+            raise DecodeError(f"column {entry[0]!r} holds {len(col)} values, expected {n}")
+        values[entry[0]] = col
+    if len(shapes) == 1:
+        keys = shapes[0]
+        cols = [values.get(k) for k in keys]
+        if any(c is None for c in cols) or len(values) != len(keys):
+            raise DecodeError("table shape does not match its columns")
+        rows = (
+            [dict(zip(keys, t, strict=True)) for t in zip(*cols, strict=True)]
+            if keys
+            else [{} for _ in range(n)]
+        )
+        for c in cols:  # a key in the only shape is never missing
+            if any(v is _MISSING for v in c):  # type: ignore[union-attr]
+                raise DecodeError("a value is missing where the shape has its key")
+        return rows
+    assert ids is not None
+    rows = []
+    for i, s in enumerate(ids):
+        row = {k: values[k][i] for k in shapes[s]}
+        if any(v is _MISSING for v in row.values()):
+            raise DecodeError("a value is missing where the shape has its key")
+        rows.append(row)
+    return rows
+
+
+# -- blocks ---------------------------------------------------------------------------------------
+def encode_block(value: Any) -> bytes:
+    """One value (usually a list of rows) as a self-contained block.
+
+    Layout: uint32 LE size of the binary column payloads, the payloads, then one zstd frame
+    holding uint32 LE head size, the JSON head and the text pool — one frame, so key names in
+    the head and text in the pool share a context.
+    """
+    w = _Writer()
+    root = encode_column([value], w)
+    head = json.dumps({"root": root}, separators=(",", ":")).encode()
+    parts = b"".join(w.parts)
+    text = _zc.compress(len(head).to_bytes(4, "little") + head + b"".join(w.pool.parts))
+    return len(parts).to_bytes(4, "little") + parts + text
+
+
+def decode_block(data: bytes, limit: int = 1 << 30) -> Any:
+    """Decode a block; ``limit`` bounds value counts and the decompressed head and text."""
+    if len(data) < 4:
+        raise DecodeError("block is shorter than its header")
+    p = int.from_bytes(data[:4], "little")
+    if 4 + p > len(data):
+        raise DecodeError("block payloads run past the block")
+    try:
+        size = zstd.frame_content_size(data[4 + p :])
+        if size < 0 or size > limit:
+            raise LimitExceeded(f"block text of {size} bytes exceeds the limit of {limit}")
+        text = _zd.decompress(data[4 + p :], max_output_size=max(size, 1))
+        m = int.from_bytes(text[:4], "little")
+        if len(text) < 4 + m:
+            raise DecodeError("block head runs past its frame")
+        head = json.loads(text[4 : 4 + m])
+        r = _Reader(data[: 4 + p], 4, limit, text[4 + m :])
+        out = decode_column(head["root"], r, 1)
+    except (DecodeError, LimitExceeded):
+        raise
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        IndexError,
+        AttributeError,
+        RecursionError,
+        zstd.ZstdError,
+    ) as exc:
+        raise DecodeError(f"malformed block: {exc}") from exc
+    if r.pos != len(r.data):
+        raise DecodeError(f"{len(r.data) - r.pos} bytes after the block's columns")
+    if len(out) != 1:
+        raise DecodeError("a block holds one value")
+    return out[0]
