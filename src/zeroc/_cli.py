@@ -258,6 +258,86 @@ def bench_cmd(quick: bool, json_path: str | None, md_path: str | None, plot_path
         bench.plot(result, plot_path)
 
 
+@main.command("pack")
+@click.argument("input", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--chunk-rows", default=65_536, show_default=True, help="rows per independently compressed chunk"
+)
+def pack_cmd(input: str, output: str, chunk_rows: int) -> None:
+    """Pack a JSON document (a table of rows, or any JSON) into a seekable .zct container."""
+    from zeroc.tabular import pack_file
+
+    def progress(rows: int) -> None:
+        click.echo(f"pack: {rows:,} rows", err=True)
+
+    with open(input, "rb") as src, open(output, "wb") as out:
+        rows = pack_file(src, out, chunk_rows=chunk_rows, progress=progress)
+    size_in, size_out = Path(input).stat().st_size, Path(output).stat().st_size
+    click.echo(
+        f"{output}: {rows:,} rows, {size_out:,} bytes ({size_out / max(size_in, 1):.3f} of {size_in:,})",
+        err=True,
+    )
+
+
+@main.command("unpack")
+@click.argument("input", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+def unpack_cmd(input: str, output: str) -> None:
+    """Unpack a .zct container back to the identical JSON document."""
+    from zeroc.tabular import open_container, unpack
+
+    with open_container(input) as reader, open(output, "wb") as out:
+        unpack(reader, out)
+
+
+@main.command("rows")
+@click.argument("input", type=click.Path(exists=True, dir_okay=False))
+@click.option("--range", "span", default=None, help="START:STOP (Python slice, no step)")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="NDJSON file (default: stdout)")
+def rows_cmd(input: str, span: str | None, output: str | None) -> None:
+    """Print rows of a .zct container as NDJSON, reading only the chunks they live in."""
+    from zeroc import _json
+    from zeroc.tabular import open_container
+
+    with open_container(input) as reader:
+        start, stop = 0, len(reader)
+        if span:
+            a, sep, b = span.partition(":")
+            try:
+                start = int(a) if a else 0
+                stop = int(b) if b else len(reader)
+            except ValueError:
+                raise click.UsageError(f"--range {span!r} is not START:STOP") from None
+            if not sep:
+                stop = start + 1
+        out = open(output, "wb") if output else sys.stdout.buffer
+        try:
+            for row in reader.iter_rows(start, stop):
+                out.write(_json.dumps(row) + b"\n")
+        finally:
+            if output:
+                out.close()
+
+
+@main.command("append")
+@click.argument("container", type=click.Path(exists=True, dir_okay=False))
+@click.argument("more", type=click.Path(exists=True, dir_okay=False))
+def append_cmd(container: str, more: str) -> None:
+    """Append rows (NDJSON, a JSON array, or a document with the same table) to a container."""
+    from zeroc.tabular import append, table_path
+
+    rows: Any = list(_read_json(Path(more)))
+    if more.endswith((".ndjson", ".jsonl")) or len(rows) != 1 or not isinstance(rows[0], dict):
+        pass
+    else:
+        path = table_path(rows[0])
+        if path:
+            rows = rows[0][path[0]]
+    n = append(container, rows)
+    click.echo(f"{container}: {n:,} rows appended", err=True)
+
+
 @main.command("serve-demo")
 @click.option("--port", default=8000, show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True)

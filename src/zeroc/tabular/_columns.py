@@ -18,7 +18,7 @@ import numpy as np
 import zstandard as zstd
 
 from zeroc import _json
-from zeroc._errors import DecodeError
+from zeroc._errors import DecodeError, LimitExceeded
 
 ZSTD_LEVEL = 19
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -35,11 +35,21 @@ def _zstd(data: bytes) -> bytes:
     return (_zc if len(data) < BIG_STREAM else _zc_big).compress(data)
 
 
-def _unzstd(data: bytes, limit: int) -> bytes:
+def unzstd(data: bytes, limit: int) -> bytes:
+    """Decompress one zstd frame of at most ``limit`` bytes. The declared size is checked first:
+    zstandard allocates it up front, so a forged header would otherwise exhaust memory."""
     try:
-        return _zd.decompress(data, max_output_size=limit)
+        size = zstd.frame_content_size(data)
+        if size < 0:
+            raise DecodeError("zstd frame does not declare its size")
+        if size > limit:
+            raise LimitExceeded(f"zstd frame declares {size} bytes, over the limit of {limit}")
+        return _zd.decompress(data, max_output_size=max(size, 1))
     except zstd.ZstdError as exc:
-        raise DecodeError(f"corrupt column: {exc}") from exc
+        raise DecodeError(f"corrupt zstd data: {exc}") from exc
+
+
+_unzstd = unzstd
 
 
 # -- integers ---------------------------------------------------------------------------------
@@ -190,7 +200,7 @@ def _text(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes]:
     if not any(b"\x00" in r for r in raw):  # the usual case: NUL-separated, no lengths needed
         blob = b"\x00".join(raw)
         pool.add(blob)
-        return {"enc": "text", "sep": True, "size": len(blob)}, b""
+        return {"enc": "text", "size": len(blob)}, b""
     lengths_head, lengths = encode_ints(np.fromiter(map(len, raw), dtype=np.int64, count=len(raw)))
     blob = b"".join(raw)
     pool.add(blob)
@@ -227,7 +237,7 @@ def encode_strings(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes
                 "enc": "inline",
                 "values": [len(v.encode("utf-8", "surrogatepass")) for v in distinct],
             }
-        table["count"] = len(distinct)
+            table["count"] = len(distinct)
         return {"enc": "dict", "codes": codes_head, "table": table}, codes
     return _text(values, pool)
 
@@ -244,9 +254,9 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
     if enc == "dict":
         table_head = head["table"]
         codes = decode_ints(head["codes"], payload, n)
-        count = table_head.get("count")
-        if not isinstance(count, int) or count < 0:
-            raise DecodeError("string dictionary lacks its size")
+        count = table_head.get("count", -1)  # -1: as many as the NUL-separated text holds
+        if not isinstance(count, int):
+            raise DecodeError("string dictionary has a bad size")
         table = decode_strings(table_head, b"", count, pool)
         if n and (codes.min() < 0 or codes.max() >= len(table)):
             raise DecodeError("string dictionary codes out of range")
@@ -254,8 +264,10 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
     if enc == "text":
         blob = pool.take(head["size"])
         size = len(blob)
-        if head.get("sep"):
+        if "lengths" not in head:  # NUL-separated
             items = blob.split(b"\x00") if n else []
+            if n < 0:
+                n = len(items)
             if len(items) != n:
                 raise DecodeError("string column holds the wrong number of values")
             return [x.decode("utf-8", "surrogatepass") for x in items]

@@ -26,6 +26,9 @@ from zeroc.tabular import _columns as C
 
 MISSING, NULL, BOOL, INT, FLOAT, STR, OBJ, ARR, OTHER = range(9)
 MAX_DEPTH = 48
+# Default bound on values per column and on decompressed text per block: a forged count cannot
+# make the decoder allocate more than this (a 65k-row chunk of wide rows stays far below).
+MAX_VALUES = 1 << 26
 _zc = zstd.ZstdCompressor(level=19)
 _zd = zstd.ZstdDecompressor()
 _MISSING = object()
@@ -161,13 +164,12 @@ def _derive(name: str, columns: dict[str, list[Any]], derived_names: set[str]) -
                 if type(a) is not str or b != f"{prefix}{_quote(a) if quoted else a}{suffix}"
             ]
             if len(misses) * 20 <= len(target):  # up to 5% exceptions
-                return {
-                    "derived": source,
-                    "prefix": prefix,
-                    "suffix": suffix,
-                    "quoted": quoted,
-                    "except": [[j, _plain(target[j])] for j in misses],
-                }
+                d: dict[str, Any] = {"derived": source, "prefix": prefix, "suffix": suffix}
+                if quoted:
+                    d["quoted"] = True
+                if misses:
+                    d["except"] = [[j, _plain(target[j])] for j in misses]
+                return d
     return None
 
 
@@ -344,7 +346,7 @@ def encode_block(value: Any) -> bytes:
     return len(parts).to_bytes(4, "little") + parts + text
 
 
-def decode_block(data: bytes, limit: int = 1 << 30) -> Any:
+def decode_block(data: bytes, limit: int = MAX_VALUES) -> Any:
     """Decode a block; ``limit`` bounds value counts and the decompressed head and text."""
     if len(data) < 4:
         raise DecodeError("block is shorter than its header")
@@ -352,10 +354,7 @@ def decode_block(data: bytes, limit: int = 1 << 30) -> Any:
     if 4 + p > len(data):
         raise DecodeError("block payloads run past the block")
     try:
-        size = zstd.frame_content_size(data[4 + p :])
-        if size < 0 or size > limit:
-            raise LimitExceeded(f"block text of {size} bytes exceeds the limit of {limit}")
-        text = _zd.decompress(data[4 + p :], max_output_size=max(size, 1))
+        text = C.unzstd(data[4 + p :], limit)
         m = int.from_bytes(text[:4], "little")
         if len(text) < 4 + m:
             raise DecodeError("block head runs past its frame")
@@ -379,3 +378,67 @@ def decode_block(data: bytes, limit: int = 1 << 30) -> Any:
     if len(out) != 1:
         raise DecodeError("a block holds one value")
     return out[0]
+
+
+def _open(data: bytes, limit: int) -> tuple[dict[str, Any], _Reader]:
+    p = int.from_bytes(data[:4], "little")
+    if len(data) < 4 or 4 + p > len(data):
+        raise DecodeError("block payloads run past the block")
+    try:
+        text = C.unzstd(data[4 + p :], limit)
+        m = int.from_bytes(text[:4], "little")
+        head = json.loads(text[4 : 4 + m])
+    except zstd.ZstdError as exc:
+        raise DecodeError(f"corrupt block: {exc}") from exc
+    except ValueError as exc:
+        raise DecodeError(f"corrupt block head: {exc}") from exc
+    return head, _Reader(data[: 4 + p], 4, limit, text[4 + m :])
+
+
+def decode_columns(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
+    """A block holding rows, as columns: numpy arrays for integer, float and boolean columns,
+    lists otherwise — without building a dict per row. Rows of several shapes fall back to
+    building rows first; missing values then read as None."""
+    try:
+        head, r = _open(data, limit)
+        arr = head["root"]["kinds"]["arr"]
+        items = arr["items"]
+        table = items["kinds"].get("obj")
+        if "tags" in items or table is None or len(table["shapes"]) != 1:
+            rows = decode_block(data, limit)
+            if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows):
+                raise DecodeError("block does not hold rows of objects")
+            names = list(dict.fromkeys(k for row in rows for k in row))
+            return {k: [row.get(k) for row in rows] for k in names}
+        r.take(arr["lengths"])
+        n = C.decode_ints(arr["lengths"], b"", 1).tolist()[0] if "len" not in arr["lengths"] else None
+        if n is None:
+            raise DecodeError("row count is not stored inline")
+        out: dict[str, Any] = {}
+        for name, h in table["columns"]:
+            kinds = h.get("kinds", {})
+            if "derived" in h:
+                out[name] = _derived(h, out, name)
+            elif "tags" not in h and len(kinds) == 1 and next(iter(kinds)) in ("int", "float", "bool"):
+                kind, k = next(iter(kinds.items()))
+                decode = {"int": C.decode_ints, "float": C.decode_floats, "bool": C.decode_bools}[kind]
+                out[name] = decode(k, r.take(k), n)
+            else:
+                out[name] = decode_column(h, r, n)
+        return {k: out[k] for k in table["shapes"][0]}
+    except (DecodeError, LimitExceeded):
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration) as exc:
+        raise DecodeError(f"malformed block: {exc}") from exc
+
+
+def _derived(h: dict[str, Any], done: dict[str, Any], name: str) -> list[Any]:
+    source = done.get(h["derived"])
+    if not isinstance(source, list):
+        raise DecodeError(f"column {name!r} derives from an unknown column")
+    prefix, suffix = h["prefix"], h["suffix"]
+    fix = _quote if h.get("quoted") else str
+    col: list[Any] = [f"{prefix}{fix(a)}{suffix}" if type(a) is str else None for a in source]
+    for i, v in h.get("except", []):
+        col[i] = None if v.get("missing") else v["value"]
+    return col

@@ -1,0 +1,170 @@
+"""The .zct container: CLI round trips on the real corpora, range reads that touch only their
+chunks, appends, streaming in bounded memory, and hostile files."""
+
+import io
+import json
+import random
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import zstandard
+
+from tests.conftest import DATA
+from zeroc import DecodeError, ZerocError
+from zeroc.tabular import ContainerReader, ContainerWriter, append, pack, pack_file, unpack
+
+ZEROC = str(Path(sys.executable).with_name("zeroc"))
+CORPORA = ["apache_builds.json", "github_events.json", "twitter.json", "canada.json"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([ZEROC, *args], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize("name", CORPORA)
+def test_cli_pack_unpack_round_trips_and_beats_json_zstd19(name: str, tmp_path: Path) -> None:
+    src = DATA / "json" / name
+    if not src.is_file():
+        pytest.fail(f"corpus {src} is missing")
+    run("pack", str(src), "-o", str(tmp_path / "c.zct"))
+    run("unpack", str(tmp_path / "c.zct"), "-o", str(tmp_path / "back.json"))
+    doc = json.loads(src.read_bytes())
+    assert json.loads((tmp_path / "back.json").read_bytes()) == doc
+    ours = (tmp_path / "c.zct").stat().st_size
+    theirs = len(zstandard.ZstdCompressor(level=19).compress(orjson.dumps(doc)))
+    print(f"{name}: container {ours} B vs JSON + zstd-19 {theirs} B ({ours / theirs:.3f})")
+    assert ours < theirs
+
+
+class CountingFile(io.BytesIO):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.bytes_read = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        out = super().read(size)
+        self.bytes_read += len(out)
+        return out
+
+
+def test_range_read_of_a_million_rows_reads_only_its_chunks() -> None:
+    def row(i: int) -> dict[str, Any]:
+        r = random.Random(i)  # every row reproducible on its own, values random
+        return {"i": i, "v": round(r.uniform(0, 100), 2), "s": f"row{i}", "ok": r.random() < 0.5}
+
+    out = io.BytesIO()
+    w = ContainerWriter(out, path=[], chunk_rows=50_000)
+    w.write_many(row(i) for i in range(1_000_000))
+    w.close()
+    data = out.getvalue()
+    f = CountingFile(data)
+    reader = ContainerReader(f)
+    after_footer = f.bytes_read
+    rows = reader.rows(612_340, 612_360)
+    assert rows == [row(i) for i in range(612_340, 612_360)]
+    chunk = reader.footer["chunks"][612_340 // 50_000]
+    assert f.bytes_read - after_footer == chunk[1]  # exactly one chunk, of 20
+    print(f"1,000,000 rows in {len(data):,} B; reading 20 rows read {f.bytes_read:,} B")
+    assert f.bytes_read < len(data) / 15
+    assert reader.row(999_999) == row(999_999) and len(reader) == 1_000_000
+    cols = reader.columns(10, 20)
+    assert cols["i"].tolist() == list(range(10, 20)) and cols["s"][0] == "row10"
+
+
+def test_early_stop_decodes_one_chunk() -> None:
+    out = io.BytesIO()
+    pack([{"n": i} for i in range(10_000)], out, chunk_rows=1_000)
+    f = CountingFile(out.getvalue())
+    reader = ContainerReader(f)
+    before = f.bytes_read
+    first = next(iter(reader))
+    assert first == {"n": 0} and f.bytes_read - before == reader.footer["chunks"][0][1]
+
+
+def test_append_keeps_earlier_rows_and_the_document(tmp_path: Path) -> None:
+    doc = {"metadata": {"source": "test"}, "data": [{"k": i} for i in range(1000)], "tail": True}
+    path = tmp_path / "t.zct"
+    with open(path, "wb") as f:
+        pack(doc, f, chunk_rows=300)
+    size = path.stat().st_size
+    assert append(path, [{"k": i} for i in range(1000, 1500)], chunk_rows=300) == 500
+    with open(path, "rb") as f:
+        reader = ContainerReader(f)
+        assert len(reader) == 1500 and reader.row(1200) == {"k": 1200}
+        chunks = reader.footer["chunks"]
+        assert chunks[0][0] == 8 and all(c[0] < size for c in chunks[:4])  # old chunks stayed put
+        back = reader.document()
+    assert back == {**doc, "data": [{"k": i} for i in range(1500)]}
+    run("append", str(path), str(_ndjson(tmp_path, [{"k": -1}])))
+    assert json.loads(run("rows", str(path), "--range", "1500:").stdout) == {"k": -1}
+
+
+def _ndjson(tmp_path: Path, rows: list[Any]) -> Path:
+    p = tmp_path / "more.ndjson"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return p
+
+
+def test_streaming_pack_and_unpack_in_bounded_memory(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    src = tmp_path / "big.json"
+    with open(src, "wb") as f:  # ~36 MB of JSON, written without holding it
+        f.write(b'{"metadata":{"rows":300000},"data":[')
+        for i in range(300_000):
+            row = {
+                "id": i,
+                "name": f"sensor{i % 500}",
+                "t": 1_700_000_000_000 + i * 1000,
+                "value": round(rng.uniform(-50, 50), 2),
+                "note": "ok" if i % 9 else None,
+            }
+            f.write((b"," if i else b"") + orjson.dumps(row))
+        f.write(b'],"tail":"end"}')
+    tracemalloc.start()
+    with open(src, "rb") as s, open(tmp_path / "big.zct", "wb") as out:
+        assert pack_file(s, out, chunk_rows=20_000) == 300_000
+    with open(tmp_path / "big.zct", "rb") as f, open(tmp_path / "back.json", "wb") as out:
+        unpack(ContainerReader(f), out)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(f"{src.stat().st_size:,} B of JSON -> {(tmp_path / 'big.zct').stat().st_size:,} B; peak {peak:,} B")
+    assert peak < 40 * 1024 * 1024  # the 300,000 rows as Python objects take several times that
+    assert (tmp_path / "back.json").read_bytes() == src.read_bytes()
+
+
+def test_hostile_containers_raise_only_zeroc_errors() -> None:
+    out = io.BytesIO()
+    pack({"meta": 1, "rows": [{"a": i, "b": f"x{i}"} for i in range(3000)]}, out, chunk_rows=500)
+    data = out.getvalue()
+    rng = random.Random(9)
+    for _ in range(1500):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        if rng.random() < 0.2:
+            del b[rng.randrange(len(b)) :]
+        try:
+            ContainerReader(io.BytesIO(bytes(b))).document()
+        except ZerocError:
+            pass
+    with pytest.raises(DecodeError, match="magic"):
+        ContainerReader(io.BytesIO(b"not a container at all"))
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text('{"x": [1, 2')
+    for args in (
+        ["pack", str(tmp_path / "bad.json"), "-o", str(tmp_path / "o.zct")],
+        ["rows", str(tmp_path / "bad.json")],
+        ["unpack", str(tmp_path / "bad.json"), "-o", str(tmp_path / "x.json")],
+    ):
+        proc = subprocess.run([ZEROC, *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith("zeroc: error:")
