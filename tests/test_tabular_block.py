@@ -84,3 +84,22 @@ def test_beats_json_zstd19_on_the_real_documents() -> None:
         )
         print(f"{name}: {ours} vs JSON+zstd-19 {theirs} ({ours / theirs:.3f})")
         assert ours < theirs
+
+
+def test_iso_timestamps_cost_what_integers_cost() -> None:
+    import numpy as np
+
+    rng = random.Random(4)
+    base = np.datetime64("2024-01-01T00:00:00", "ms")
+    t, iso, ints = 0, [], []
+    for _ in range(20_000):
+        t += rng.randint(900, 1100)
+        stamp = base + np.timedelta64(t, "ms")
+        iso.append({"t": f"{np.datetime_as_string(stamp, unit='ms')}Z", "v": rng.randint(0, 99)})
+        ints.append({"t": int(stamp.astype("datetime64[ms]").astype(np.int64)), "v": iso[-1]["v"]})
+    a, b = encode_block(iso), encode_block(ints)
+    assert decode_block(a) == iso and decode_block(b) == ints
+    print(f"ISO strings {len(a)} B, integer ms {len(b)} B")
+    assert len(a) <= len(b) * 1.02
+    odd = [{"t": "2013-09-29T14:17:00Z"}, {"t": "2013-09-29 14:17:00"}, {"t": "2013-02-30T00:00:00Z"}]
+    assert decode_block(encode_block(odd)) == odd

@@ -225,6 +225,9 @@ def encode_strings(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes
         else:
             head, payload = encode_ints(np.asarray(nums, dtype=np.int64))
             return {"enc": "prefix-int", "prefix": prefix, "ints": head}, payload
+    stamp = _encode_datetimes(values)
+    if stamp is not None:
+        return stamp
     distinct = dict.fromkeys(values)
     if len(distinct) <= max(16, len(values) // 4):
         index = {v: i for i, v in enumerate(distinct)}
@@ -242,12 +245,47 @@ def encode_strings(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes
     return _text(values, pool)
 
 
+_ISO = re.compile(r"\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\d(\.\d{3}|\.\d{6})?)?Z?\Z")
+_ISO_UNITS = {10: "D", 19: "s", 23: "ms", 26: "us"}
+
+
+def _encode_datetimes(values: list[str]) -> tuple[dict[str, Any], bytes] | None:
+    """ISO-8601 timestamps (``2013-09-29T14:17:00Z``, with ms or µs, or dates) as integer
+    counts of their unit, kept only if numpy renders every one back to the identical string."""
+    first = values[0]
+    if len(values) < 2 or not _ISO.match(first):
+        return None
+    z = first.endswith("Z")
+    unit = _ISO_UNITS.get(len(first) - z)
+    if unit is None:
+        return None
+    try:
+        bare = np.array([v[:-1] if z else v for v in values], dtype="U")
+        stamps = bare.astype(f"datetime64[{unit}]")
+        back = np.datetime_as_string(stamps, unit=unit)
+    except (ValueError, TypeError):
+        return None
+    if z and not all(v.endswith("Z") for v in values):
+        return None
+    if not (back == bare).all():
+        return None
+    head, payload = encode_ints(stamps.astype(np.int64))
+    return {"enc": "datetime", "unit": unit, "z": z, "ints": head}, payload
+
+
 def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReader) -> list[str]:
     enc = head["enc"]
     if enc == "empty":
         return []
     if enc == "const":
         return [head["value"]] * n
+    if enc == "datetime":
+        unit = head["unit"]
+        if unit not in _ISO_UNITS.values():
+            raise DecodeError(f"unknown datetime unit {unit!r}")
+        stamps = decode_ints(head["ints"], payload, n).astype(f"datetime64[{unit}]")
+        text = np.datetime_as_string(stamps, unit=unit).tolist()
+        return [t + "Z" for t in text] if head["z"] else text
     if enc == "prefix-int":
         prefix = head["prefix"]
         return [f"{prefix}{i}" for i in decode_ints(head["ints"], payload, n).tolist()]
