@@ -262,7 +262,7 @@ def _encode_datetimes(values: list[str]) -> tuple[dict[str, Any], bytes] | None:
     try:
         bare = np.array([v[:-1] if z else v for v in values], dtype="U")
         stamps = bare.astype(f"datetime64[{unit}]")
-        back = np.datetime_as_string(stamps, unit=unit)
+        back = np.datetime_as_string(stamps, unit=unit)  # type: ignore[call-overload]
     except (ValueError, TypeError):
         return None
     if z and not all(v.endswith("Z") for v in values):
