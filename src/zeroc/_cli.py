@@ -229,33 +229,46 @@ def inspect_cmd(file: str, as_json: bool) -> None:
 
 
 @main.command("bench")
+@click.argument("suite", type=click.Choice(["messages", "tabular"]), default="messages")
 @click.option(
     "--quick/--full",
     default=False,
-    help="quick: 2,000 training + 2,000 test messages; full (default): 10,000 + 10,000",
+    help="messages: 2,000 + 2,000 (quick) or 10,000 + 10,000 messages; tabular: 1,000 and 20,000 "
+    "(quick) or 1,000 and 100,000 rows",
 )
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="write the results as JSON")
 @click.option("--markdown", "md_path", type=click.Path(dir_okay=False), help="write a Markdown report")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="write a PNG plot")
-def bench_cmd(quick: bool, json_path: str | None, md_path: str | None, plot_path: str | None) -> None:
-    """Compare Zeroc with JSON, gzip, brotli, zstd, MessagePack, CBOR and protobuf, side by side."""
+def bench_cmd(
+    suite: str, quick: bool, json_path: str | None, md_path: str | None, plot_path: str | None
+) -> None:
+    """Compare Zeroc side by side: small API messages (default) or large tables (tabular)."""
     try:
         from zeroc import bench
+        from zeroc.bench import _tabular
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise click.ClickException(f"the benchmark needs the 'bench' extra: {exc}") from exc
 
     def progress(msg: str) -> None:
         click.echo(f"bench: {msg}", err=True)
 
-    result = bench.run(quick=quick, progress=progress)
-    click.echo(bench.table(result))
+    mode = "--quick" if quick else "--full"
+    if suite == "tabular":
+        result = _tabular.run(sizes=(1_000, 20_000) if quick else (1_000, 100_000), progress=progress)
+        click.echo(_tabular.table(result))
+        markdown = _tabular.markdown(result, f"zeroc bench tabular {mode} --markdown {md_path}")
+        plot = _tabular.plot
+    else:
+        result = bench.run(quick=quick, progress=progress)
+        click.echo(bench.table(result))
+        markdown = bench.markdown(result, f"zeroc bench {mode} --markdown {md_path}")
+        plot = bench.plot
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=1) + "\n")
     if md_path:
-        command = "zeroc bench " + ("--quick" if quick else "--full") + f" --markdown {md_path}"
-        Path(md_path).write_text(bench.markdown(result, command))
+        Path(md_path).write_text(markdown)
     if plot_path:
-        bench.plot(result, plot_path)
+        plot(result, plot_path)
 
 
 @main.command("pack")
