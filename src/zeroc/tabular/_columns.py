@@ -217,16 +217,10 @@ def encode_strings(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes
         return {"enc": "const", "value": first}, b""
     m = _DIGITS.match(first)
     if m is not None:
-        prefix = m.group(1)
-        nums = []
-        for v in values:
-            mv = _DIGITS.match(v)
-            if mv is None or mv.group(1) != prefix:
-                break
-            nums.append(int(mv.group(2)))
-        else:
-            head, payload = encode_ints(np.asarray(nums, dtype=np.int64))
-            return {"enc": "prefix-int", "prefix": prefix, "ints": head}, payload
+        split = _prefix_ints(values, m.group(1))
+        if split is not None:
+            head, payload = encode_ints(split)
+            return {"enc": "prefix-int", "prefix": m.group(1), "ints": head}, payload
     stamp = _encode_datetimes(values)
     if stamp is not None:
         return stamp
@@ -245,6 +239,19 @@ def encode_strings(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes
             table["count"] = len(distinct)
         return {"enc": "dict", "codes": codes_head, "table": table}, codes
     return _text(values, pool)
+
+
+def _prefix_ints(values: list[str], prefix: str) -> np.ndarray | None:
+    """The integers n with value == prefix + str(n) for every value, else None (checked by
+    rebuilding every string, so signs, spaces and leading zeros never slip through)."""
+    cut = len(prefix)
+    try:
+        nums = np.fromiter(map(int, [v[cut:] for v in values]), dtype=np.int64, count=len(values))
+    except (ValueError, OverflowError):
+        return None
+    if [f"{prefix}{n}" for n in nums.tolist()] != values:
+        return None
+    return nums
 
 
 _ISO = re.compile(r"\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\d(\.\d{3}|\.\d{6})?)?Z?\Z")
