@@ -341,10 +341,8 @@ def append_cmd(container: str, more: str) -> None:
     from zeroc.tabular import append, table_path
 
     rows: Any = list(_read_json(Path(more)))
-    if more.endswith((".ndjson", ".jsonl")) or len(rows) != 1 or not isinstance(rows[0], dict):
-        pass
-    else:
-        path = table_path(rows[0])
+    if len(rows) == 1 and isinstance(rows[0], dict) and not more.endswith((".ndjson", ".jsonl")):
+        path = table_path(rows[0])  # a whole document: take the rows at its table path
         if path:
             rows = rows[0][path[0]]
     n = append(container, rows)

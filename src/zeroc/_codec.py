@@ -249,11 +249,8 @@ class Codec:
         context = None
         if sha is not None:
             context = self._resolve_sha(sha)
-        out = []
-        for frame in frames:
-            owner = self._owner(Ref.CONTEXT, b"", context) if context is not None else self
-            out.append(owner._loads(owner.decode_payload(frame)))
-        return out
+        owner = self._owner(Ref.CONTEXT, b"", context) if context is not None else self
+        return [owner._loads(owner.decode_payload(frame)) for frame in frames]
 
     def _resolve_sha(self, sha: bytes) -> Dictionary:
         if self.dictionary is not None and sha == self._sha:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
-from zeroc._errors import ZerocError
+from zeroc._errors import LimitExceeded, ZerocError
 from zeroc.http._content import StreamEncoder
 from zeroc.http._server import Plan, Route, Server, vary_value
 
@@ -80,8 +80,6 @@ class ZerocMiddleware:
         await self.app(scope, receive, _Responder(server, path, request, send).send)
 
     async def _read(self, receive: Receive) -> bytes:
-        from zeroc._errors import LimitExceeded
-
         chunks, size = [], 0
         while True:
             message = await receive()

@@ -17,7 +17,7 @@ import orjson
 from zeroc import _json
 from zeroc._codec import Codec
 from zeroc._dictionary import Dictionary
-from zeroc._errors import DictionaryMismatch, EncodeError, UnknownDictionary, ZerocError
+from zeroc._errors import DictionaryMismatch, EncodeError, LimitExceeded, UnknownDictionary, ZerocError
 from zeroc.http._content import ContentCodings
 from zeroc.http._metrics import Metrics, StatsdMetrics
 from zeroc.http._negotiate import (
@@ -153,8 +153,6 @@ class Server:
         self, path: str, headers: dict[str, str], body: bytes
     ) -> tuple[bytes, dict[str, str | None]]:
         """The body the application sees and the header changes (None removes a header)."""
-        from zeroc._errors import LimitExceeded
-
         if len(body) > self.max_request_size:
             raise LimitExceeded(f"request body of {len(body)} bytes exceeds {self.max_request_size}")
         coding = headers.get("content-encoding", "identity").strip().lower() or "identity"

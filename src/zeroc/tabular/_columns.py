@@ -23,16 +23,15 @@ from zeroc._errors import DecodeError, LimitExceeded
 ZSTD_LEVEL = 19
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _DIGITS = re.compile(r"^(.*?)(0|[1-9][0-9]{0,17})$", re.S)
-_zc = zstd.ZstdCompressor(level=ZSTD_LEVEL)
-_zd = zstd.ZstdDecompressor()
 
 
-_zc_big = zstd.ZstdCompressor(level=9)
 BIG_STREAM = 32 * 1024  # zstd-19 costs ~150 ms per 160 KB column; level 9 is close in size there
 
 
 def _zstd(data: bytes) -> bytes:
-    return (_zc if len(data) < BIG_STREAM else _zc_big).compress(data)
+    # A compressor per call: zstandard's objects are not thread-safe, and without a dictionary
+    # one costs microseconds next to compressing a column.
+    return zstd.ZstdCompressor(level=ZSTD_LEVEL if len(data) < BIG_STREAM else 9).compress(data)
 
 
 def unzstd(data: bytes, limit: int) -> bytes:
@@ -44,7 +43,7 @@ def unzstd(data: bytes, limit: int) -> bytes:
             raise DecodeError("zstd frame does not declare its size")
         if size > limit:
             raise LimitExceeded(f"zstd frame declares {size} bytes, over the limit of {limit}")
-        return _zd.decompress(data, max_output_size=max(size, 1))
+        return zstd.ZstdDecompressor().decompress(data, max_output_size=max(size, 1))
     except zstd.ZstdError as exc:
         raise DecodeError(f"corrupt zstd data: {exc}") from exc
 

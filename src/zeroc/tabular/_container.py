@@ -21,8 +21,6 @@ HEADER = MAGIC + bytes([VERSION, 0, 0, 0])
 TRAILER = 8  # uint32 footer length + magic
 CHUNK_ROWS = 65_536  # ~1 MB of JSON per chunk for typical rows: seek granularity vs. ratio
 MAX_FOOTER = 64 * 1024 * 1024
-_zc = zstd.ZstdCompressor(level=19)
-_zd = zstd.ZstdDecompressor()
 
 Progress = Callable[[int], None]
 
@@ -80,7 +78,7 @@ class ContainerWriter:
         if self.footer["path"] and self.skeleton is not None:
             self.footer["skeleton"] = self._put(encode_block(self.skeleton))
         raw = json.dumps(self.footer, separators=(",", ":")).encode()
-        packed = _zc.compress(raw)
+        packed = zstd.ZstdCompressor(level=19).compress(raw)
         data = packed if len(packed) < len(raw) else raw  # a raw footer starts with "{"
         self.file.write(data + len(data).to_bytes(4, "little") + MAGIC)
         self.file.flush()

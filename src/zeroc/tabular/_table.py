@@ -29,8 +29,6 @@ MAX_DEPTH = 48
 # Default bound on values per column and on decompressed text per block: a forged count cannot
 # make the decoder allocate more than this (a 65k-row chunk of wide rows stays far below).
 MAX_VALUES = 1 << 26
-_zc = zstd.ZstdCompressor(level=19)
-_zd = zstd.ZstdDecompressor()
 _MISSING = object()
 
 
@@ -347,7 +345,9 @@ def encode_block(value: Any) -> bytes:
     root = encode_column([value], w)
     head = json.dumps({"root": root}, separators=(",", ":")).encode()
     parts = b"".join(w.parts)
-    text = _zc.compress(len(head).to_bytes(4, "little") + head + b"".join(w.pool.parts))
+    text = zstd.ZstdCompressor(level=19).compress(
+        len(head).to_bytes(4, "little") + head + b"".join(w.pool.parts)
+    )
     return len(parts).to_bytes(4, "little") + parts + text
 
 
