@@ -168,3 +168,18 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
         proc = subprocess.run([ZEROC, *args], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
         assert proc.stderr.startswith("zeroc: error:")
+
+
+def test_repeated_protobuf_messages() -> None:
+    from zeroc.tabular import pack_messages
+    from zeroc.workloads import Order, generate
+
+    orders = [Order(**m) for m in generate("order", 3000, seed=2)]
+    out = io.BytesIO()
+    assert pack_messages(orders, out, chunk_rows=1000) == 3000
+    reader = ContainerReader(io.BytesIO(out.getvalue()))
+    assert list(reader.messages(Order, 1500, 1510)) == orders[1500:1510]
+    assert reader.row(7)["order_id"] == orders[7].order_id
+    serialized = sum(len(o.SerializeToString()) for o in orders)
+    print(f"3,000 Orders: {len(out.getvalue()):,} B packed vs {serialized:,} B of protobuf")
+    assert len(out.getvalue()) < serialized / 2

@@ -174,8 +174,9 @@ def generate(
     slow_loads: Callable[[bytes], Any],
     presence_tag: bytes,
     decode_error: Callable[[str], Exception],
-) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
-    """Return (dumps, loads) for ``t``: straight-line code, falling back to the table-driven path.
+) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any], Callable[[Any], dict[str, Any]]]:
+    """Return (dumps, loads, to_dict) for ``t``: straight-line code, falling back to the
+    table-driven path.
 
     ``dumps`` builds the message with its constructor (C) when every field is present and
     well typed; anything else (absent fields, ``None``, a message object, a bad value) goes to
@@ -215,7 +216,7 @@ def generate(
     g.lines += body
     code = compile("\n".join(g.lines), f"<zeroc codegen {t.name}>", "exec")
     exec(code, g.ns)  # noqa: S102 - source built from validated identifiers only
-    return g.ns["_dumps"], g.ns["_loads"]
+    return g.ns["_dumps"], g.ns["_loads"], g.ns[read]
 
 
 class _Slow(Exception):

@@ -331,7 +331,10 @@ class Schema:
         self._type = _build(self.descriptor, types)
         self.dumps: Callable[[Any], bytes]
         self.loads: Callable[[bytes], dict[str, Any]]
-        self.dumps, self.loads = generate(
+        # to_dict: a message to the JSON value it stands for (every field without presence
+        # included, as decoding a frame without a presence record gives).
+        self.to_dict: Callable[[Message], dict[str, Any]]
+        self.dumps, self.loads, self.to_dict = generate(
             self._type,
             types,
             message_class,

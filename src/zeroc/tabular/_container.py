@@ -160,6 +160,16 @@ class ContainerReader:
                 out[k] = [v for x in parts for v in (x.tolist() if isinstance(x, np.ndarray) else x or [])]
         return out
 
+    def messages(self, schema: Any, start: int = 0, stop: int | None = None) -> Iterator[Any]:
+        """Rows start..stop as protobuf messages of ``schema`` (a class, Schema or name)."""
+        from zeroc._schema import resolve
+
+        sch = resolve(schema)
+        if sch is None:
+            raise UsageError("messages() needs a protobuf schema")
+        for row in self.iter_rows(start, stop):
+            yield sch.loads_message(sch.dumps(row))
+
     def to_arrow(self, start: int = 0, stop: int | None = None) -> Any:
         """Rows start..stop as a pyarrow Table."""
         import pyarrow as pa
@@ -336,6 +346,25 @@ def _pack_file(source: IO[bytes], file: BinaryIO, chunk_rows: int, progress: Pro
         w.skeleton = skeleton.value
     w.close()
     return count
+
+
+def pack_messages(messages: Iterable[Any], file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS) -> int:
+    """Repeated protobuf messages as a table: each message becomes its JSON value (the schema's
+    generated reader, no JSON text in between), the schema's name goes into the skeleton, and
+    :meth:`ContainerReader.messages` gives messages back."""
+    from zeroc._schema import Schema
+
+    w = ContainerWriter(file, path=["rows"], chunk_rows=chunk_rows)
+    schema: Schema | None = None
+    n = 0
+    for message in messages:
+        if schema is None:
+            schema = Schema(type(message))
+        w.write(schema.to_dict(message))
+        n += 1
+    w.skeleton = {"schema": schema.full_name if schema else None, "rows": None}
+    w.close()
+    return n
 
 
 def _find_table_key(source: IO[bytes]) -> str | None:
