@@ -1,0 +1,489 @@
+"""Learned field models (issue 6, first part): per-field statistics learned from samples,
+coded with the exact coder in ``_rans``. Not yet a frame method: this module learns a model
+and codes values with it; integration with ``train``/``Codec`` and the frame format is to come.
+
+Every node accepts any JSON value: what its statistics do not cover goes through an escape
+symbol to a fallback that writes the value's JSON text, so decoding is always exact.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Any
+
+from zeroc import _json
+from zeroc._errors import DecodeError
+from zeroc._rans import Decoder, Encoder
+
+MAX_CATEGORIES = 4096
+_TEMPLATE = re.compile(r"^(\D*?)(\d+)$")
+
+
+def _bits(p: float) -> float:
+    return -math.log2(p)
+
+
+class Node:
+    """A model of one field: ``encode(value, enc)`` and ``decode(dec)``."""
+
+    def encode(self, v: Any, enc: Encoder) -> None:
+        raise NotImplementedError
+
+    def decode(self, dec: Decoder) -> Any:
+        raise NotImplementedError
+
+    def cost(self, values: list[Any]) -> float:
+        """Bits these values cost under this model (for choosing between candidates)."""
+        enc = Encoder()
+        for v in values:
+            self.encode(v, enc)
+        return sum(math.log2(total / freq) for _s, freq, total in enc.ops)
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+# -- the escape path: any JSON value as its text -------------------------------------------------
+def put_raw(v: Any, enc: Encoder) -> None:
+    data = _json.dumps(v)
+    n = len(data)
+    width = n.bit_length()
+    enc.put(width, 1, 64)
+    if width > 1:
+        enc.put(n - (1 << (width - 1)), 1, 1 << (width - 1))
+    for b in data:
+        enc.put(b, 1, 256)
+
+
+def get_raw(dec: Decoder) -> Any:
+    width = dec.uniform(64)
+    n = 0 if width == 0 else 1 if width == 1 else (1 << (width - 1)) + dec.uniform(1 << (width - 1))
+    if n * 8 > dec.x.bit_length() + 64:  # each byte was coded as 8 bits: they must be there
+        raise DecodeError("escaped value is longer than the payload")
+    data = bytes(dec.uniform(256) for _ in range(n))
+    return _json.loads(data)
+
+
+class Raw(Node):
+    def encode(self, v: Any, enc: Encoder) -> None:
+        put_raw(v, enc)
+
+    def decode(self, dec: Decoder) -> Any:
+        return get_raw(dec)
+
+
+class Escaping(Node):
+    """A node with an escape symbol: slot 0..esc-1 means "not modelled", then the raw value."""
+
+    esc = 1
+    total = 1
+
+    def fits(self, v: Any) -> bool:
+        raise NotImplementedError
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        raise NotImplementedError
+
+    def get(self, dec: Decoder) -> Any:
+        raise NotImplementedError
+
+    def encode(self, v: Any, enc: Encoder) -> None:
+        if self.fits(v):
+            enc.put(self.esc, self.total - self.esc, self.total)
+            self.put(v, enc)
+        else:
+            enc.put(0, self.esc, self.total)
+            put_raw(v, enc)
+
+    def decode(self, dec: Decoder) -> Any:
+        slot = dec.peek(self.total)
+        if slot < self.esc:
+            dec.take(0, self.esc, self.total)
+            return get_raw(dec)
+        dec.take(self.esc, self.total - self.esc, self.total)
+        return self.get(dec)
+
+
+class Categorical(Node):
+    """Seen values with their counts, plus an escape whose weight is the number of values seen
+    once (Good-Turing: how often a new value turns up)."""
+
+    def __init__(self, values: list[Any], fallback: Node | None = None) -> None:
+        self.fallback = fallback or Raw()  # where unseen values go (a range for integers)
+        counts = Counter(_key(v) for v in values)
+        self.values = [_unkey(k) for k, _ in counts.most_common(MAX_CATEGORIES)]
+        self.keys = [_key(v) for v in self.values]
+        freqs = [counts[k] for k in self.keys]
+        self.esc = max(1, sum(1 for c in counts.values() if c == 1))
+        self.starts = {}
+        pos = self.esc
+        for k, f in zip(self.keys, freqs, strict=True):
+            self.starts[k] = (pos, f)
+            pos += f
+        self.total = pos
+        self.table = [(s, f, v) for (s, f), v in zip(self.starts.values(), self.values, strict=True)]
+
+    def encode(self, v: Any, enc: Encoder) -> None:
+        hit = self.starts.get(_key(v))
+        if hit is None:
+            enc.put(0, self.esc, self.total)
+            self.fallback.encode(v, enc)
+        else:
+            enc.put(hit[0], hit[1], self.total)
+
+    def decode(self, dec: Decoder) -> Any:
+        slot = dec.peek(self.total)
+        if slot < self.esc:
+            dec.take(0, self.esc, self.total)
+            return self.fallback.decode(dec)
+        lo, hi = 0, len(self.table) - 1
+        while lo < hi:  # the symbol whose range holds the slot
+            mid = (lo + hi + 1) // 2
+            if self.table[mid][0] <= slot:
+                lo = mid
+            else:
+                hi = mid - 1
+        start, freq, value = self.table[lo]
+        dec.take(start, freq, self.total)
+        return value
+
+    def cost(self, values: list[Any]) -> float:
+        """Leave-one-out: a value seen once in training would have been new, so it costs an
+        escape; scoring the training values as seen would always pick the categorical."""
+        bits, escaped = 0.0, []
+        for v in values:
+            hit = self.starts.get(_key(v))
+            if hit is None or hit[1] <= 1:
+                bits += math.log2(self.total / self.esc)
+                escaped.append(v)
+            else:
+                bits += math.log2(self.total / (hit[1] - 1))
+        return bits + (self.fallback.cost(escaped) if escaped else 0.0)
+
+    def describe(self) -> str:
+        return f"categorical({len(self.values)} values)"
+
+
+def _key(v: Any) -> Any:
+    """A hashable key that tells 1 from 1.0 and True (categories keep the exact JSON value)."""
+    return (type(v).__name__, v if not isinstance(v, (dict, list)) else _json.dumps(v))
+
+
+def _unkey(k: Any) -> Any:
+    kind, v = k
+    return _json.loads(v) if kind in ("dict", "list") else v
+
+
+class IntRange(Escaping):
+    """Integers uniform in [lo, hi] (ids, timestamps)."""
+
+    def __init__(self, lo: int, hi: int, n: int) -> None:
+        self.lo, self.span = lo, hi - lo + 1
+        self.esc, self.total = 1, n + 1
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is int and 0 <= v - self.lo < self.span
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        enc.put(v - self.lo, 1, self.span)
+
+    def get(self, dec: Decoder) -> Any:
+        return self.lo + dec.uniform(self.span)
+
+    def describe(self) -> str:
+        return f"int range({self.lo}, +{self.span})"
+
+
+class Decimal(Escaping):
+    """Floats that are integers / 10^k, coded through an integer model."""
+
+    def __init__(self, scale: int, inner: Node, n: int) -> None:
+        self.scale, self.inner = scale, inner
+        self.esc, self.total = 1, n + 1
+
+    def fits(self, v: Any) -> bool:
+        if type(v) is not float or not math.isfinite(v):
+            return False
+        i = round(v * 10**self.scale)
+        return i / 10**self.scale == v and math.copysign(1, v) == math.copysign(1, i or 1.0)
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        self.inner.encode(round(v * 10**self.scale), enc)
+
+    def get(self, dec: Decoder) -> Any:
+        i = self.inner.decode(dec)
+        if type(i) is not int:
+            raise DecodeError("decimal field decoded to a non-integer")
+        return i / 10**self.scale
+
+    def describe(self) -> str:
+        return f"decimal(/10^{self.scale}, {self.inner.describe()})"
+
+
+class Template(Escaping):
+    """Strings prefix + fixed-width digits (``ORD-0012345``), digits through an integer model."""
+
+    def __init__(self, prefix: str, width: int, inner: Node, n: int) -> None:
+        self.prefix, self.width, self.inner = prefix, width, inner
+        self.esc, self.total = 1, n + 1
+        self.pattern = re.compile(re.escape(prefix) + r"\d{" + str(width) + r"}\Z")
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is str and self.pattern.match(v) is not None
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        self.inner.encode(int(v[len(self.prefix) :]), enc)
+
+    def get(self, dec: Decoder) -> Any:
+        i = self.inner.decode(dec)
+        if type(i) is not int or not 0 <= i < 10**self.width:
+            raise DecodeError("template digits out of range")
+        return f"{self.prefix}{i:0{self.width}d}"
+
+    def describe(self) -> str:
+        return f"template({self.prefix!r} + {self.width} digits, {self.inner.describe()})"
+
+
+class Words(Escaping):
+    """Space-separated words from a vocabulary (search queries): a count, then each word."""
+
+    def __init__(self, values: list[str], n: int) -> None:
+        split = [v.split(" ") for v in values]
+        self.count = learn([len(w) for w in split])
+        self.word = Categorical([w for ws in split for w in ws])
+        self.esc, self.total = 1, n + 1
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is str and v != "" and "  " not in v and v.strip(" ") == v
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        words = v.split(" ")
+        self.count.encode(len(words), enc)
+        for w in words:
+            self.word.encode(w, enc)
+
+    def get(self, dec: Decoder) -> Any:
+        n = self.count.decode(dec)
+        if type(n) is not int or not 0 < n <= 10_000:
+            raise DecodeError("word count out of range")
+        words = [self.word.decode(dec) for _ in range(n)]
+        if not all(type(w) is str for w in words):
+            raise DecodeError("a word decoded to a non-string")
+        return " ".join(words)
+
+    def describe(self) -> str:
+        return f"words({self.word.describe()})"
+
+
+class Object(Escaping):
+    """Objects with one key order: each key's value through its own model."""
+
+    def __init__(self, keys: tuple[str, ...], children: list[Node], n: int, misses: int) -> None:
+        self.keys, self.children = keys, children
+        self.esc, self.total = misses + 1, n + misses + 1
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is dict and tuple(v) == self.keys
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        context: list[Any] = []
+        for child, value in zip(self.children, v.values(), strict=True):
+            if isinstance(child, Given):
+                child.context = context
+            child.encode(value, enc)
+            context.append(value)
+
+    def get(self, dec: Decoder) -> Any:
+        context: list[Any] = []
+        for child in self.children:
+            if isinstance(child, Given):
+                child.context = context
+            context.append(child.decode(dec))
+        return dict(zip(self.keys, context, strict=True))
+
+    def describe(self) -> str:
+        inner = ", ".join(f"{k}: {c.describe()}" for k, c in zip(self.keys, self.children, strict=True))
+        return "{" + inner + "}"
+
+
+class Given(Node):
+    """A field predicted by an earlier field of the same object (price given product, country
+    given city): a table from the earlier value to this one, with an escape to ``other``."""
+
+    def __init__(self, source: int, table: dict[Any, Any], other: Node, n: int, misses: int) -> None:
+        self.source, self.table, self.other = source, table, other
+        self.esc, self.total = misses + 1, n + misses + 1
+        self.context: list[Any] = []  # the object's earlier values, set by Object
+
+    def encode(self, v: Any, enc: Encoder) -> None:
+        predicted = self.table.get(_key(self.context[self.source]), _MISS)
+        if predicted is not _MISS and _key(predicted) == _key(v):
+            enc.put(self.esc, self.total - self.esc, self.total)
+        else:
+            enc.put(0, self.esc, self.total)
+            self.other.encode(v, enc)
+
+    def decode(self, dec: Decoder) -> Any:
+        slot = dec.peek(self.total)
+        if slot < self.esc:
+            dec.take(0, self.esc, self.total)
+            return self.other.decode(dec)
+        dec.take(self.esc, self.total - self.esc, self.total)
+        predicted = self.table.get(_key(self.context[self.source]), _MISS)
+        if predicted is _MISS:
+            raise DecodeError("a predicted field has no prediction")
+        return predicted
+
+    def describe(self) -> str:
+        return f"given(field {self.source}, {len(self.table)} entries; else {self.other.describe()})"
+
+
+_MISS = object()
+
+
+def _dependency(columns: list[list[Any]], j: int) -> Given | None:
+    """Column j as a function of an earlier column, when that is cheaper than modelling it alone."""
+    target = columns[j]
+    n = len(target)
+    best: Given | None = None
+    alone = learn(target)
+    best_cost = alone.cost(target)
+    for i in range(j):
+        table: dict[Any, Any] = {}
+        clash: set[Any] = set()
+        for a, b in zip(columns[i], target, strict=True):
+            ka = _key(a)
+            if ka in table and _key(table[ka]) != _key(b):
+                clash.add(ka)
+            table.setdefault(ka, b)
+        for ka in clash:
+            del table[ka]
+        hits = sum(
+            1
+            for a, b in zip(columns[i], target, strict=True)
+            if _key(a) in table and _key(table[_key(a)]) == _key(b)
+        )
+        if hits < n * 0.5 or len(table) > n // 2:
+            continue
+        misses = n - hits
+        # Cost: the flag for every value, the fallback for the misses, and the table itself.
+        flag = n * math.log2((n + misses + 1) / n) + misses * math.log2((n + misses + 1) / (misses + 1))
+        rest = [
+            b
+            for a, b in zip(columns[i], target, strict=True)
+            if not (_key(a) in table and _key(table[_key(a)]) == _key(b))
+        ]
+        other = learn(rest) if rest else alone
+        cost = flag + (other.cost(rest) if rest else 0)
+        if cost < best_cost:
+            best, best_cost = Given(i, table, other, n, misses), cost
+    return best
+
+
+class Array(Escaping):
+    """Arrays: a length, then each item through one shared model."""
+
+    def __init__(self, lengths: Node, item: Node, n: int) -> None:
+        self.lengths, self.item = lengths, item
+        self.esc, self.total = 1, n + 1
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is list
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        self.lengths.encode(len(v), enc)
+        for x in v:
+            self.item.encode(x, enc)
+
+    def get(self, dec: Decoder) -> Any:
+        n = self.lengths.decode(dec)
+        if type(n) is not int or not 0 <= n <= 1_000_000:
+            raise DecodeError("array length out of range")
+        return [self.item.decode(dec) for _ in range(n)]
+
+    def describe(self) -> str:
+        return f"[{self.item.describe()}]"
+
+
+# -- learning ---------------------------------------------------------------------------------------
+def learn(values: list[Any]) -> Node:
+    """The cheapest model of these values among the candidates their types allow."""
+    n = len(values)
+    types = {type(v) for v in values}
+    candidates: list[Node] = [Raw()]
+    if types == {dict}:
+        shape, count = Counter(tuple(v) for v in values).most_common(1)[0]
+        rows = [v for v in values if tuple(v) == shape]
+        columns = [[r[k] for r in rows] for k in shape]
+        children = [_dependency(columns, j) or learn(columns[j]) for j in range(len(shape))]
+        return Object(shape, children, count, n - count)
+    if types == {list}:
+        return Array(learn([len(v) for v in values]), learn([x for v in values for x in v]), n)
+    if len(types) == 1 and (types <= {bool, type(None)} or len(set(map(_key, values))) <= 64):
+        return Categorical(values)
+    distinct = len(set(map(_key, values)))
+    if types == {int}:
+        span = IntRange(min(values), max(values), n)
+        candidates.append(span)
+        if distinct <= MAX_CATEGORIES:
+            candidates.append(Categorical(values, fallback=span))
+    elif distinct <= MAX_CATEGORIES:
+        candidates.append(Categorical(values))
+    if types == {float}:
+        scale = _scale(values)
+        if scale is not None:
+            ints = [round(v * 10**scale) for v in values]
+            candidates.append(Decimal(scale, learn(ints), n))
+    elif types == {str}:
+        m = _TEMPLATE.match(values[0])
+        if m and all(
+            len(v) == len(values[0]) and v.startswith(m.group(1)) and v[len(m.group(1)) :].isdigit()
+            for v in values
+        ):
+            digits = [int(v[len(m.group(1)) :]) for v in values]
+            candidates.append(Template(m.group(1), len(m.group(2)), learn(digits), n))
+        if any(" " in v for v in values):
+            candidates.append(Words(values, n))
+    return min(candidates, key=lambda c: c.cost(values))
+
+
+def _scale(values: list[float]) -> int | None:
+    longest = 0
+    for v in values:
+        r = repr(v)
+        if "e" in r or "n" in r:
+            return None
+        longest = max(longest, len(r) - r.index(".") - 1)
+    return longest if longest <= 6 else None
+
+
+class Model:
+    """A learned model of a message: ``encode(value) -> bytes``, ``decode(bytes) -> value``."""
+
+    def __init__(self, root: Node) -> None:
+        self.root = root
+
+    @classmethod
+    def learn(cls, samples: list[Any]) -> Model:
+        return cls(learn(samples))
+
+    def encode(self, value: Any) -> bytes:
+        enc = Encoder()
+        self.root.encode(value, enc)
+        return enc.finish()
+
+    def decode(self, data: bytes) -> Any:
+        dec = Decoder(data)
+        try:
+            value = self.root.decode(dec)
+        except (RecursionError, UnicodeDecodeError, ValueError) as exc:
+            if isinstance(exc, DecodeError):
+                raise
+            raise DecodeError(f"learned-model payload does not decode: {exc}") from exc
+        dec.finish()
+        return value
+
+    def describe(self) -> str:
+        return self.root.describe()
