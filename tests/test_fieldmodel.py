@@ -28,7 +28,7 @@ def test_coder_costs_the_information_rounded_up_to_bytes() -> None:
     enc = Encoder()
     for _ in range(40):
         enc.put(0, 1, 1 << 20)  # 800 bits
-    assert len(enc.finish()) <= 100
+    assert len(enc.finish()) <= 101  # + at most a byte: the coder has no header or state words
 
 
 _MODELS = {w: Model.learn(generate(w, 4000, seed=1)) for w in WORKLOADS}

@@ -9,13 +9,14 @@ symbol to a fallback that writes the value's JSON text, so decoding is always ex
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import Counter
 from typing import Any
 
 from zeroc import _json
 from zeroc._errors import DecodeError
-from zeroc._rans import Decoder, Encoder
+from zeroc._rans import Decoder, Encoder, _code_length
 
 MAX_CATEGORIES = 4096
 _TEMPLATE = re.compile(r"^(\D*?)(\d+)$")
@@ -39,7 +40,7 @@ class Node:
         enc = Encoder()
         for v in values:
             self.encode(v, enc)
-        return sum(math.log2(total / freq) for _s, freq, total in enc.ops)
+        return sum(math.log2(total / freq) for _s, freq, total in enc.ops) + 8 * sum(map(len, enc.side))
 
     def describe(self) -> str:
         return type(self).__name__
@@ -48,22 +49,15 @@ class Node:
 # -- the escape path: any JSON value as its text -------------------------------------------------
 def put_raw(v: Any, enc: Encoder) -> None:
     data = _json.dumps(v)
-    n = len(data)
-    width = n.bit_length()
-    enc.put(width, 1, 64)
-    if width > 1:
-        enc.put(n - (1 << (width - 1)), 1, 1 << (width - 1))
-    for b in data:
-        enc.put(b, 1, 256)
+    for op in _code_length(len(data)):
+        enc.put(*op)
+    enc.put_bytes(data)
 
 
 def get_raw(dec: Decoder) -> Any:
     width = dec.uniform(64)
     n = 0 if width == 0 else 1 if width == 1 else (1 << (width - 1)) + dec.uniform(1 << (width - 1))
-    if n * 8 > dec.x.bit_length() + 64:  # each byte was coded as 8 bits: they must be there
-        raise DecodeError("escaped value is longer than the payload")
-    data = bytes(dec.uniform(256) for _ in range(n))
-    return _json.loads(data)
+    return _json.loads(dec.take_bytes(n))
 
 
 class Raw(Node):
@@ -290,7 +284,7 @@ class Object(Escaping):
     def put(self, v: Any, enc: Encoder) -> None:
         context: list[Any] = []
         for child, value in zip(self.children, v.values(), strict=True):
-            if isinstance(child, Given):
+            if isinstance(child, (Given, Predicted, Prefixed)):
                 child.context = context
             child.encode(value, enc)
             context.append(value)
@@ -298,7 +292,7 @@ class Object(Escaping):
     def get(self, dec: Decoder) -> Any:
         context: list[Any] = []
         for child in self.children:
-            if isinstance(child, Given):
+            if isinstance(child, (Given, Predicted, Prefixed)):
                 child.context = context
             context.append(child.decode(dec))
         return dict(zip(self.keys, context, strict=True))
@@ -341,6 +335,146 @@ class Given(Node):
 
 
 _MISS = object()
+
+
+class Predicted(Node):
+    """A field computed from earlier fields of its object — a total that is the sum of
+    quantity x price over the items, a postal code that starts with its city's prefix — with an
+    escape to ``other`` for the values that break the rule."""
+
+    def __init__(self, rule: Any, other: Node, n: int, misses: int, label: str) -> None:
+        self.rule, self.other, self.label = rule, other, label
+        self.esc, self.total = misses + 1, n + misses + 1
+        self.context: list[Any] = []
+
+    def encode(self, v: Any, enc: Encoder) -> None:
+        predicted = _apply(self.rule, self.context)
+        if predicted is not _MISS and _key(predicted) == _key(v):
+            enc.put(self.esc, self.total - self.esc, self.total)
+        else:
+            enc.put(0, self.esc, self.total)
+            self.other.encode(v, enc)
+
+    def decode(self, dec: Decoder) -> Any:
+        slot = dec.peek(self.total)
+        if slot < self.esc:
+            dec.take(0, self.esc, self.total)
+            return self.other.decode(dec)
+        dec.take(self.esc, self.total - self.esc, self.total)
+        predicted = _apply(self.rule, self.context)
+        if predicted is _MISS:
+            raise DecodeError("a computed field cannot be computed")
+        return predicted
+
+    def describe(self) -> str:
+        return f"{self.label}; else {self.other.describe()}"
+
+
+def _apply(rule: Any, context: list[Any]) -> Any:
+    kind = rule[0]
+    try:
+        if kind == "sum":
+            _, i, a, b, scale = rule
+            total = sum(x[a] * x[b] for x in context[i])
+            return round(total, scale) if isinstance(total, float) or scale else total
+    except (TypeError, KeyError, IndexError):
+        return _MISS
+    return _MISS
+
+
+class Prefixed(Node):
+    """A string whose prefix is set by an earlier field (postal code given city): the prefix
+    from a table, the rest through its own model; an escape to ``other`` for the rest."""
+
+    def __init__(
+        self, source: int, table: dict[Any, str], rest: Node, other: Node, n: int, misses: int
+    ) -> None:
+        self.source, self.table, self.rest, self.other = source, table, rest, other
+        self.esc, self.total = misses + 1, n + misses + 1
+        self.context: list[Any] = []
+
+    def _prefix(self) -> str | None:
+        return self.table.get(_key(self.context[self.source]))
+
+    def encode(self, v: Any, enc: Encoder) -> None:
+        prefix = self._prefix()
+        if prefix is not None and type(v) is str and v.startswith(prefix):
+            enc.put(self.esc, self.total - self.esc, self.total)
+            self.rest.encode(v[len(prefix) :], enc)
+        else:
+            enc.put(0, self.esc, self.total)
+            self.other.encode(v, enc)
+
+    def decode(self, dec: Decoder) -> Any:
+        slot = dec.peek(self.total)
+        if slot < self.esc:
+            dec.take(0, self.esc, self.total)
+            return self.other.decode(dec)
+        dec.take(self.esc, self.total - self.esc, self.total)
+        prefix, rest = self._prefix(), self.rest.decode(dec)
+        if prefix is None or type(rest) is not str:
+            raise DecodeError("a prefixed field cannot be rebuilt")
+        return prefix + rest
+
+    def describe(self) -> str:
+        return f"prefix given field {self.source} + {self.rest.describe()}; else {self.other.describe()}"
+
+
+def _prefix_rule(columns: list[list[Any]], j: int) -> Prefixed | None:
+    """Column j (strings) = a prefix fixed by an earlier low-cardinality column + a rest."""
+    target = columns[j]
+    n = len(target)
+    if not all(type(v) is str for v in target):
+        return None
+    alone = learn(target).cost(target)
+    best: Prefixed | None = None
+    for i in range(j):
+        groups: dict[Any, list[str]] = {}
+        for a, b in zip(columns[i], target, strict=True):
+            groups.setdefault(_key(a), []).append(b)
+        if len(groups) > max(64, n // 50):
+            continue
+        table = {k: os.path.commonprefix(vs) for k, vs in groups.items() if len(vs) >= 5}  # noqa: RUF071 - character-wise is meant
+        table = {k: p for k, p in table.items() if p}
+        if not table:
+            continue
+        hits = [
+            (b[len(table[_key(a)]) :]) for a, b in zip(columns[i], target, strict=True) if _key(a) in table
+        ]
+        misses = [b for a, b in zip(columns[i], target, strict=True) if _key(a) not in table]
+        rest = learn(hits)
+        other = learn(misses) if misses else Raw()
+        flag = n * math.log2((n + len(misses) + 1) / max(len(hits), 1))
+        cost = flag + rest.cost(hits) + (other.cost(misses) if misses else 0.0)
+        if cost < alone:
+            best, alone = Prefixed(i, table, rest, other, len(hits), len(misses)), cost
+    return best
+
+
+def _sum_rule(columns: list[list[Any]], keys: tuple[str, ...], j: int) -> Predicted | None:
+    """Column j == round(sum(item[a] * item[b]) over the items of an earlier array column)."""
+    target = columns[j]
+    n = len(target)
+    if not all(type(v) in (int, float) for v in target):
+        return None
+    scale = _scale([v for v in target if type(v) is float]) or 0
+    for i in range(j):
+        first = columns[i][0]
+        if not (type(first) is list and first and type(first[0]) is dict):
+            continue
+        numeric = [k for k, v in first[0].items() if type(v) in (int, float)]
+        for ai, a in enumerate(numeric):
+            for b in numeric[ai:]:
+                rule = ("sum", i, a, b, scale)
+                misses = [
+                    t
+                    for row, t in zip(zip(*columns, strict=True), target, strict=True)
+                    if _key(_apply(rule, list(row))) != _key(t)
+                ]
+                if len(misses) * 20 <= n:
+                    other = learn(misses) if misses else learn(target)
+                    return Predicted(rule, other, n, len(misses), f"sum({keys[i]}: {a} x {b})")
+    return None
 
 
 def _dependency(columns: list[list[Any]], j: int) -> Given | None:
@@ -417,7 +551,13 @@ def learn(values: list[Any]) -> Node:
         shape, count = Counter(tuple(v) for v in values).most_common(1)[0]
         rows = [v for v in values if tuple(v) == shape]
         columns = [[r[k] for r in rows] for k in shape]
-        children = [_dependency(columns, j) or learn(columns[j]) for j in range(len(shape))]
+        children = [
+            _sum_rule(columns, shape, j)
+            or _dependency(columns, j)
+            or _prefix_rule(columns, j)
+            or learn(columns[j])
+            for j in range(len(shape))
+        ]
         return Object(shape, children, count, n - count)
     if types == {list}:
         return Array(learn([len(v) for v in values]), learn([x for v in values for x in v]), n)
