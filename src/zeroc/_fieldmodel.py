@@ -284,7 +284,7 @@ class Object(Escaping):
     def put(self, v: Any, enc: Encoder) -> None:
         context: list[Any] = []
         for child, value in zip(self.children, v.values(), strict=True):
-            if isinstance(child, (Given, Predicted, Prefixed)):
+            if isinstance(child, (Predicted, Prefixed)):
                 child.context = context
             child.encode(value, enc)
             context.append(value)
@@ -292,7 +292,7 @@ class Object(Escaping):
     def get(self, dec: Decoder) -> Any:
         context: list[Any] = []
         for child in self.children:
-            if isinstance(child, (Given, Predicted, Prefixed)):
+            if isinstance(child, (Predicted, Prefixed)):
                 child.context = context
             context.append(child.decode(dec))
         return dict(zip(self.keys, context, strict=True))
@@ -302,17 +302,23 @@ class Object(Escaping):
         return "{" + inner + "}"
 
 
-class Given(Node):
-    """A field predicted by an earlier field of the same object (price given product, country
-    given city): a table from the earlier value to this one, with an escape to ``other``."""
+_MISS = object()
 
-    def __init__(self, source: int, table: dict[Any, Any], other: Node, n: int, misses: int) -> None:
-        self.source, self.table, self.other = source, table, other
+
+class Predicted(Node):
+    """A field computed from earlier fields of its object, with an escape to ``other`` for the
+    values that break the rule: one flag symbol when the prediction holds."""
+
+    def __init__(self, other: Node, n: int, misses: int) -> None:
+        self.other = other
         self.esc, self.total = misses + 1, n + misses + 1
         self.context: list[Any] = []  # the object's earlier values, set by Object
 
+    def predict(self) -> Any:
+        raise NotImplementedError
+
     def encode(self, v: Any, enc: Encoder) -> None:
-        predicted = self.table.get(_key(self.context[self.source]), _MISS)
+        predicted = self.predict()
         if predicted is not _MISS and _key(predicted) == _key(v):
             enc.put(self.esc, self.total - self.esc, self.total)
         else:
@@ -325,61 +331,44 @@ class Given(Node):
             dec.take(0, self.esc, self.total)
             return self.other.decode(dec)
         dec.take(self.esc, self.total - self.esc, self.total)
-        predicted = self.table.get(_key(self.context[self.source]), _MISS)
+        predicted = self.predict()
         if predicted is _MISS:
             raise DecodeError("a predicted field has no prediction")
         return predicted
+
+
+class Given(Predicted):
+    """A field set by an earlier one (price given product, country given city): a table."""
+
+    def __init__(self, source: int, table: dict[Any, Any], other: Node, n: int, misses: int) -> None:
+        super().__init__(other, n, misses)
+        self.source, self.table = source, table
+
+    def predict(self) -> Any:
+        return self.table.get(_key(self.context[self.source]), _MISS)
 
     def describe(self) -> str:
         return f"given(field {self.source}, {len(self.table)} entries; else {self.other.describe()})"
 
 
-_MISS = object()
+class SumOf(Predicted):
+    """A total: round(sum(item[a] * item[b]) over the items of an earlier array field, k)."""
 
+    def __init__(
+        self, source: int, a: str, b: str, scale: int, other: Node, n: int, misses: int, label: str
+    ) -> None:
+        super().__init__(other, n, misses)
+        self.source, self.a, self.b, self.scale, self.label = source, a, b, scale, label
 
-class Predicted(Node):
-    """A field computed from earlier fields of its object — a total that is the sum of
-    quantity x price over the items, a postal code that starts with its city's prefix — with an
-    escape to ``other`` for the values that break the rule."""
-
-    def __init__(self, rule: Any, other: Node, n: int, misses: int, label: str) -> None:
-        self.rule, self.other, self.label = rule, other, label
-        self.esc, self.total = misses + 1, n + misses + 1
-        self.context: list[Any] = []
-
-    def encode(self, v: Any, enc: Encoder) -> None:
-        predicted = _apply(self.rule, self.context)
-        if predicted is not _MISS and _key(predicted) == _key(v):
-            enc.put(self.esc, self.total - self.esc, self.total)
-        else:
-            enc.put(0, self.esc, self.total)
-            self.other.encode(v, enc)
-
-    def decode(self, dec: Decoder) -> Any:
-        slot = dec.peek(self.total)
-        if slot < self.esc:
-            dec.take(0, self.esc, self.total)
-            return self.other.decode(dec)
-        dec.take(self.esc, self.total - self.esc, self.total)
-        predicted = _apply(self.rule, self.context)
-        if predicted is _MISS:
-            raise DecodeError("a computed field cannot be computed")
-        return predicted
+    def predict(self) -> Any:
+        try:
+            total = sum(x[self.a] * x[self.b] for x in self.context[self.source])
+        except (TypeError, KeyError, IndexError):
+            return _MISS
+        return round(total, self.scale) if isinstance(total, float) else total
 
     def describe(self) -> str:
         return f"{self.label}; else {self.other.describe()}"
-
-
-def _apply(rule: Any, context: list[Any]) -> Any:
-    kind = rule[0]
-    try:
-        if kind == "sum":
-            _, i, a, b, scale = rule
-            total = sum(x[a] * x[b] for x in context[i])
-            return round(total, scale) if isinstance(total, float) or scale else total
-    except (TypeError, KeyError, IndexError):
-        return _MISS
-    return _MISS
 
 
 class Prefixed(Node):
@@ -451,13 +440,14 @@ def _prefix_rule(columns: list[list[Any]], j: int) -> Prefixed | None:
     return best
 
 
-def _sum_rule(columns: list[list[Any]], keys: tuple[str, ...], j: int) -> Predicted | None:
+def _sum_rule(columns: list[list[Any]], keys: tuple[str, ...], j: int) -> SumOf | None:
     """Column j == round(sum(item[a] * item[b]) over the items of an earlier array column)."""
     target = columns[j]
     n = len(target)
     if not all(type(v) in (int, float) for v in target):
         return None
     scale = _scale([v for v in target if type(v) is float]) or 0
+    rows = [list(r) for r in zip(*columns, strict=True)]
     for i in range(j):
         first = columns[i][0]
         if not (type(first) is list and first and type(first[0]) is dict):
@@ -465,15 +455,15 @@ def _sum_rule(columns: list[list[Any]], keys: tuple[str, ...], j: int) -> Predic
         numeric = [k for k, v in first[0].items() if type(v) in (int, float)]
         for ai, a in enumerate(numeric):
             for b in numeric[ai:]:
-                rule = ("sum", i, a, b, scale)
-                misses = [
-                    t
-                    for row, t in zip(zip(*columns, strict=True), target, strict=True)
-                    if _key(_apply(rule, list(row))) != _key(t)
-                ]
+                rule = SumOf(i, a, b, scale, Raw(), n, 0, f"sum({keys[i]}: {a} x {b})")
+                misses = []
+                for row, t in zip(rows, target, strict=True):
+                    rule.context = row
+                    if _key(rule.predict()) != _key(t):
+                        misses.append(t)
                 if len(misses) * 20 <= n:
                     other = learn(misses) if misses else learn(target)
-                    return Predicted(rule, other, n, len(misses), f"sum({keys[i]}: {a} x {b})")
+                    return SumOf(i, a, b, scale, other, n, len(misses), rule.label)
     return None
 
 
