@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from tests.strategies import json_values
 from tests.test_json import same
 from zeroc import DecodeError, ZerocError
+from zeroc._arith import Decoder, Encoder
 from zeroc._fieldmodel import Model
-from zeroc._rans import Decoder, Encoder
 from zeroc.workloads import WORKLOADS, entropy_floor, generate
 
 

@@ -1,5 +1,5 @@
 """Learned field models (issue 6, first part): per-field statistics learned from samples,
-coded with the exact coder in ``_rans``. Not yet a frame method: this module learns a model
+coded with the exact arithmetic coder in ``_arith``. Not yet a frame method: this module learns a model
 and codes values with it; integration with ``train``/``Codec`` and the frame format is to come.
 
 Every node accepts any JSON value: what its statistics do not cover goes through an escape
@@ -15,8 +15,8 @@ from collections import Counter
 from typing import Any
 
 from zeroc import _json
+from zeroc._arith import Decoder, Encoder, _code_length
 from zeroc._errors import DecodeError
-from zeroc._rans import Decoder, Encoder, _code_length
 
 MAX_CATEGORIES = 4096
 _TEMPLATE = re.compile(r"^(\D*?)(\d+)$")
