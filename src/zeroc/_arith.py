@@ -2,13 +2,13 @@
 
 The coded interval is kept as exact fractions low/den .. (low+rng)/den; each symbol
 [start, start+freq) of ``total`` narrows it. The output names, in the fewest big-endian bytes,
-a sub-interval [k/256^n, (k+1)/256^n) inside the final interval — so a message costs its
+a number inside the final interval (a whole sub-interval when escaped bytes follow) — so a message costs its
 information plus ~1-2 bits, rounded up to whole bytes, with no header or state words
 (REFERENCE.md: `constriction` costs ~2.4 B more per tiny message; a plain big-integer rANS wastes
 up to log2(total) bits on its first symbols).
 
 Raw bytes (escaped values) do not go through the arithmetic: they follow it as a side stream,
-whose length is coded first. Because the named sub-interval lies inside the final interval, a
+whose length is coded first. Because then the named sub-interval lies inside the final interval, a
 decoder may read the whole payload as the fraction: the side bytes change nothing it decodes.
 """
 
@@ -25,6 +25,19 @@ def _code_length(n: int) -> list[tuple[int, int, int]]:
     if width > 1:
         ops.append((n - (1 << (width - 1)), 1, 1 << (width - 1)))
     return ops
+
+
+def _shortest(low: int, rng: int, den: int, *, contained: bool) -> tuple[int, int]:
+    """The fewest bytes n and the k such that k / 256^n lies in [low/den, (low+rng)/den) — and,
+    when side bytes follow, such that all of [k/256^n, (k+1)/256^n) does (the side bytes extend
+    the number, and must not move it out of the interval). The first rule saves ~2 bits."""
+    n = 0
+    while True:
+        scale = 1 << (8 * n)
+        k = -(-low * scale // den)
+        if (k + contained) * den <= (low + rng) * scale - (0 if contained else 1):
+            return n, k
+        n += 1
 
 
 class Encoder:
@@ -53,13 +66,8 @@ class Encoder:
             low = low * total + rng * start
             rng *= freq
             den *= total
-        n = 0
-        while True:
-            scale = 1 << (8 * n)
-            k = -(-low * scale // den)
-            if (k + 1) * den <= (low + rng) * scale:
-                return (k.to_bytes(n, "big") if n else b"") + side
-            n += 1
+        n, k = _shortest(low, rng, den, contained=bool(side))
+        return (k.to_bytes(n, "big") if n else b"") + side
 
 
 class Decoder:
@@ -117,12 +125,6 @@ class Decoder:
         """The payload must be exactly what the encoder writes for these symbols."""
         if self.side_pos != len(self.data):
             raise DecodeError("learned-model payload has unread escaped bytes")
-        n = 0
-        while True:
-            scale = 1 << (8 * n)
-            k = -(-self.low * scale // self.den)
-            if (k + 1) * self.den <= (self.low + self.rng) * scale:
-                break
-            n += 1
+        n, k = _shortest(self.low, self.rng, self.den, contained=self.side != len(self.data))
         if n != self.side or (n and int.from_bytes(self.data[:n], "big") != k):
             raise DecodeError("learned-model payload is not in canonical form (corrupt or wrong model)")

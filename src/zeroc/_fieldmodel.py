@@ -241,13 +241,23 @@ class Template(Escaping):
 
 
 class Words(Escaping):
-    """Space-separated words from a vocabulary (search queries): a count, then each word."""
+    """Space-separated words from a vocabulary: a count, then each word — from one shared
+    vocabulary (search queries), or one per position (``144 Cedar Ln``: number, name, kind)."""
 
-    def __init__(self, values: list[str], n: int) -> None:
+    MAX_POSITIONS = 8
+
+    def __init__(self, values: list[str], n: int, positional: bool = False) -> None:
         split = [v.split(" ") for v in values]
         self.count = learn([len(w) for w in split])
-        self.word = Categorical([w for ws in split for w in ws])
+        if positional:
+            longest = min(max(map(len, split)), self.MAX_POSITIONS)
+            self.words = [Categorical([ws[i] for ws in split if len(ws) > i]) for i in range(longest)]
+        else:
+            self.words = [Categorical([w for ws in split for w in ws])]
         self.esc, self.total = 1, n + 1
+
+    def _model(self, i: int) -> Categorical:
+        return self.words[min(i, len(self.words) - 1)]
 
     def fits(self, v: Any) -> bool:
         return type(v) is str and v != "" and "  " not in v and v.strip(" ") == v
@@ -255,20 +265,21 @@ class Words(Escaping):
     def put(self, v: Any, enc: Encoder) -> None:
         words = v.split(" ")
         self.count.encode(len(words), enc)
-        for w in words:
-            self.word.encode(w, enc)
+        for i, w in enumerate(words):
+            self._model(i).encode(w, enc)
 
     def get(self, dec: Decoder) -> Any:
         n = self.count.decode(dec)
         if type(n) is not int or not 0 < n <= 10_000:
             raise DecodeError("word count out of range")
-        words = [self.word.decode(dec) for _ in range(n)]
+        words = [self._model(i).decode(dec) for i in range(n)]
         if not all(type(w) is str for w in words):
             raise DecodeError("a word decoded to a non-string")
         return " ".join(words)
 
     def describe(self) -> str:
-        return f"words({self.word.describe()})"
+        kind = "by position" if len(self.words) > 1 else "shared"
+        return f"words({kind}, {self.words[0].describe()})"
 
 
 class Object(Escaping):
@@ -575,7 +586,7 @@ def learn(values: list[Any]) -> Node:
             digits = [int(v[len(m.group(1)) :]) for v in values]
             candidates.append(Template(m.group(1), len(m.group(2)), learn(digits), n))
         if any(" " in v for v in values):
-            candidates.append(Words(values, n))
+            candidates += [Words(values, n), Words(values, n, positional=True)]
     return min(candidates, key=lambda c: c.cost(values))
 
 
