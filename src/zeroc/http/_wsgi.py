@@ -71,7 +71,13 @@ class ZerocWSGIMiddleware:
             captured["status"], captured["headers"], captured["exc_info"] = status, headers, exc_info
             return written.append
 
-        app_iter = self.app(environ, capture)
+        app_iter: Iterable[bytes] = self.app(environ, capture)
+        if "status" not in captured:  # a generator app calls start_response on its first step
+            iterator = iter(app_iter)
+            first = next(iterator, None)
+            app_iter = _Chained(first, iterator, app_iter)
+            if "status" not in captured:
+                raise RuntimeError("WSGI application did not call start_response")
         status_line, raw = captured["status"], list(captured["headers"])
         response = {k.lower(): v for k, v in raw}
         plan = server.plan(path, request, int(status_line.split()[0]), response)
@@ -116,6 +122,22 @@ class ZerocWSGIMiddleware:
             yield encoder.finish()
         finally:
             _close(app_iter)
+
+
+class _Chained:
+    """The first chunk (already taken to learn the status) followed by the rest, with the
+    original iterable's close()."""
+
+    def __init__(self, first: bytes | None, rest: Iterator[bytes], original: Iterable[bytes]) -> None:
+        self.first, self.rest, self.original = first, rest, original
+
+    def __iter__(self) -> Iterator[bytes]:
+        if self.first is not None:
+            yield self.first
+        yield from self.rest
+
+    def close(self) -> None:
+        _close(self.original)
 
 
 def _close(app_iter: Iterable[bytes]) -> None:
