@@ -241,3 +241,13 @@ def test_missing_or_broken_dictionary_never_fails_the_call(server: Server, tmp_p
 def test_server_survives_everything_above(server: Server) -> None:
     assert server.proc.poll() is None
     assert httpx.get(server.url + "/orders/8", headers={"accept-encoding": "br"}).json() == ORDERS[8]
+
+
+def test_head_passes_through_untouched(server: Server) -> None:
+    head = httpx.head(server.url + "/orders", headers={"accept-encoding": "gzip"})
+    assert "content-encoding" not in head.headers
+    if head.status_code == 405:  # FastAPI routes GET only: its 405 passes through as is
+        assert head.headers["allow"] == "GET"
+        return
+    plain = httpx.get(server.url + "/orders", headers={"accept-encoding": "identity"})
+    assert head.status_code == 200 and int(head.headers["content-length"]) == len(plain.content)

@@ -75,3 +75,20 @@ def test_whole_bodies_get_a_length_and_keep_repeated_headers() -> None:
     assert environ_cookies == ["a=1", "b=2"]
     _status, headers, plain = call(list_app, {})
     assert plain == BODY and headers["content-length"] == str(len(BODY))
+
+
+def test_head_requests_pass_through() -> None:
+    environ = {
+        "REQUEST_METHOD": "HEAD",
+        "PATH_INFO": "/x",
+        "wsgi.input": io.BytesIO(b""),
+        "HTTP_ACCEPT_ENCODING": "gzip",
+    }
+    seen: dict[str, str] = {}
+
+    def start_response(status: str, hdrs: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        seen.update((k.lower(), v) for k, v in hdrs)
+        return lambda data: None
+
+    ZerocWSGIMiddleware(list_app)(environ, start_response)
+    assert seen["content-length"] == str(len(BODY)) and "content-encoding" not in seen

@@ -77,6 +77,9 @@ class ZerocMiddleware:
                     merged[k] = v
             scope = dict(scope, headers=_encode(merged))
             receive = _replay(data, receive)
+        if scope.get("method") == "HEAD":  # no body to encode: keep the app's headers as they are
+            await self.app(scope, receive, send)
+            return
         await self.app(scope, receive, _Responder(server, path, request, send).send)
 
     async def _read(self, receive: Receive) -> bytes:

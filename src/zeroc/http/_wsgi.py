@@ -48,6 +48,8 @@ class ZerocWSGIMiddleware:
             status, headers, body = served
             start_response(_status_line(status), headers)
             return [body]
+        if environ.get("REQUEST_METHOD") == "HEAD":  # no body to encode: headers stay as they are
+            return self.app(environ, start_response)
         request = _request_headers(environ)
         if server.needs_decoding(request):
             try:
