@@ -69,13 +69,18 @@ class Raw(Node):
 
 
 class Escaping(Node):
-    """A node with an escape symbol: slot 0..esc-1 means "not modelled", then the raw value."""
+    """A node with an escape symbol: slot 0..esc-1 means "not modelled", and the value then goes
+    through ``other`` (its JSON text unless a subclass sets a better fallback)."""
 
     esc = 1
     total = 1
+    other: Node | None = None
 
     def fits(self, v: Any) -> bool:
         raise NotImplementedError
+
+    def fallback_name(self) -> str:
+        return "JSON text" if self.other is None else self.other.describe()
 
     def put(self, v: Any, enc: Encoder) -> None:
         raise NotImplementedError
@@ -89,13 +94,16 @@ class Escaping(Node):
             self.put(v, enc)
         else:
             enc.put(0, self.esc, self.total)
-            put_raw(v, enc)
+            if self.other is None:
+                put_raw(v, enc)
+            else:
+                self.other.encode(v, enc)
 
     def decode(self, dec: Decoder) -> Any:
         slot = dec.peek(self.total)
         if slot < self.esc:
             dec.take(0, self.esc, self.total)
-            return get_raw(dec)
+            return get_raw(dec) if self.other is None else self.other.decode(dec)
         dec.take(self.esc, self.total - self.esc, self.total)
         return self.get(dec)
 
@@ -316,7 +324,7 @@ class Object(Escaping):
 _MISS = object()
 
 
-class Predicted(Node):
+class Predicted(Escaping):
     """A field computed from earlier fields of its object, with an escape to ``other`` for the
     values that break the rule: one flag symbol when the prediction holds."""
 
@@ -328,20 +336,14 @@ class Predicted(Node):
     def predict(self) -> Any:
         raise NotImplementedError
 
-    def encode(self, v: Any, enc: Encoder) -> None:
+    def fits(self, v: Any) -> bool:
         predicted = self.predict()
-        if predicted is not _MISS and _key(predicted) == _key(v):
-            enc.put(self.esc, self.total - self.esc, self.total)
-        else:
-            enc.put(0, self.esc, self.total)
-            self.other.encode(v, enc)
+        return predicted is not _MISS and _key(predicted) == _key(v)
 
-    def decode(self, dec: Decoder) -> Any:
-        slot = dec.peek(self.total)
-        if slot < self.esc:
-            dec.take(0, self.esc, self.total)
-            return self.other.decode(dec)
-        dec.take(self.esc, self.total - self.esc, self.total)
+    def put(self, v: Any, enc: Encoder) -> None:
+        pass  # the prediction is the value
+
+    def get(self, dec: Decoder) -> Any:
         predicted = self.predict()
         if predicted is _MISS:
             raise DecodeError("a predicted field has no prediction")
@@ -359,7 +361,7 @@ class Given(Predicted):
         return self.table.get(_key(self.context[self.source]), _MISS)
 
     def describe(self) -> str:
-        return f"given(field {self.source}, {len(self.table)} entries; else {self.other.describe()})"
+        return f"given(field {self.source}, {len(self.table)} entries; else {self.fallback_name()})"
 
 
 class SumOf(Predicted):
@@ -379,10 +381,10 @@ class SumOf(Predicted):
         return round(total, self.scale) if isinstance(total, float) else total
 
     def describe(self) -> str:
-        return f"{self.label}; else {self.other.describe()}"
+        return f"{self.label}; else {self.fallback_name()}"
 
 
-class Prefixed(Node):
+class Prefixed(Escaping):
     """A string whose prefix is set by an earlier field (postal code given city): the prefix
     from a table, the rest through its own model; an escape to ``other`` for the rest."""
 
@@ -396,28 +398,21 @@ class Prefixed(Node):
     def _prefix(self) -> str | None:
         return self.table.get(_key(self.context[self.source]))
 
-    def encode(self, v: Any, enc: Encoder) -> None:
+    def fits(self, v: Any) -> bool:
         prefix = self._prefix()
-        if prefix is not None and type(v) is str and v.startswith(prefix):
-            enc.put(self.esc, self.total - self.esc, self.total)
-            self.rest.encode(v[len(prefix) :], enc)
-        else:
-            enc.put(0, self.esc, self.total)
-            self.other.encode(v, enc)
+        return prefix is not None and type(v) is str and v.startswith(prefix)
 
-    def decode(self, dec: Decoder) -> Any:
-        slot = dec.peek(self.total)
-        if slot < self.esc:
-            dec.take(0, self.esc, self.total)
-            return self.other.decode(dec)
-        dec.take(self.esc, self.total - self.esc, self.total)
+    def put(self, v: Any, enc: Encoder) -> None:
+        self.rest.encode(v[len(self._prefix() or "") :], enc)
+
+    def get(self, dec: Decoder) -> Any:
         prefix, rest = self._prefix(), self.rest.decode(dec)
         if prefix is None or type(rest) is not str:
             raise DecodeError("a prefixed field cannot be rebuilt")
         return prefix + rest
 
     def describe(self) -> str:
-        return f"prefix given field {self.source} + {self.rest.describe()}; else {self.other.describe()}"
+        return f"prefix given field {self.source} + {self.rest.describe()}; else {self.fallback_name()}"
 
 
 def _prefix_rule(columns: list[list[Any]], j: int) -> Prefixed | None:
