@@ -1,25 +1,38 @@
 """An exact arithmetic coder over Python integers, with a side stream for raw bytes.
 
 The coded interval is kept as exact fractions low/den .. (low+rng)/den; each symbol
-[start, start+freq) of ``total`` narrows it. The output names, in the fewest big-endian bytes,
-a number inside the final interval (a whole sub-interval when escaped bytes follow) — so a message costs its
-information plus ~1-2 bits, rounded up to whole bytes, with no header or state words
-(REFERENCE.md: `constriction` costs ~2.4 B more per tiny message; a plain big-integer rANS wastes
-up to log2(total) bits on its first symbols).
+[start, start+freq) of ``total`` narrows it (three integer operations). The output names, in
+the fewest big-endian bytes (searched from a bound computed from the interval's width), a
+number inside the final interval — a whole sub-interval when side bytes follow — so a message
+costs its information plus ~1-2 bits, rounded up to whole bytes, with no header or state words
+(REFERENCE.md: `constriction` costs ~2.4 B more per tiny message; a plain big-integer rANS
+wastes up to log2(total) bits on its first symbols).
 
 Raw bytes (escaped values) do not go through the arithmetic: they follow it as a side stream,
-whose length is coded first. Because then the named sub-interval lies inside the final interval, a
-decoder may read the whole payload as the fraction: the side bytes change nothing it decodes.
+whose presence and length are coded first. Because the named sub-interval then lies inside the
+final interval, a decoder may read the whole payload as the fraction: the side bytes change
+nothing it decodes.
+
+The decoder keeps ``x / R``, the payload's position inside the current interval, as two
+integers: ``slot = x * total // R`` names the next symbol and ``x = x * total - start * R``,
+``R *= freq`` takes it. It needs no bound checks: ``0 <= x < R`` holds by construction.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from zeroc._errors import DecodeError
+from zeroc._frame import Method
 
-_FLAG_TOTAL = 1 << 16  # "has a side stream": ~0 bits when absent
+FLAG_TOTAL = 1 << 16  # "has a side stream": ~0 bits when absent
+NO_SIDE = (1, FLAG_TOTAL - 1, FLAG_TOTAL)
+SIDE_MODES = 3  # the side stream as is (0), or a zstd-block (1) or magicless zstd frame (2)
+SIDE_RAW = 0
 
 
-def _code_length(n: int) -> list[tuple[int, int, int]]:
+def code_length(n: int) -> list[tuple[int, int, int]]:
+    """A length as symbols: its bit width (uniform of 64), then the bits below the top one."""
     width = n.bit_length()
     ops = [(width, 1, 64)]
     if width > 1:
@@ -27,104 +40,160 @@ def _code_length(n: int) -> list[tuple[int, int, int]]:
     return ops
 
 
-def _shortest(low: int, rng: int, den: int, *, contained: bool) -> tuple[int, int]:
-    """The fewest bytes n and the k such that k / 256^n lies in [low/den, (low+rng)/den) — and,
-    when side bytes follow, such that all of [k/256^n, (k+1)/256^n) does (the side bytes extend
-    the number, and must not move it out of the interval). The first rule saves ~2 bits."""
-    n = 0
+def shortest(low: int, rng: int, den: int, contained: bool) -> tuple[int, int]:
+    """The canonical (n, k): k / 256^n lies in [low/den, (low+rng)/den) — all of
+    [k/256^n, (k+1)/256^n) does when side bytes follow — with n the first that works counting
+    up from a bound one byte below the interval's width (a lucky shorter number is not sought:
+    it would cost a search of every length per message)."""
+    n = max(0, (den.bit_length() - rng.bit_length()) // 8 - 1)
+    high = low + rng
     while True:
-        scale = 1 << (8 * n)
-        k = -(-low * scale // den)
-        if (k + contained) * den <= (low + rng) * scale - (0 if contained else 1):
+        shift = 8 * n
+        k = -(-(low << shift) // den)
+        if contained:
+            if (k + 1) * den <= high << shift:
+                return n, k
+        elif k * den < high << shift:
             return n, k
         n += 1
 
 
+def finish(low: int, rng: int, den: int, side: bytes, engine: Any = None) -> bytes:
+    """The payload for a coded interval and its side bytes, which ``engine`` (a zstd engine with
+    the model's dictionary) compresses when that makes them smaller."""
+    if side:
+        mode = SIDE_RAW
+        if engine is not None:
+            method, packed = engine.compress(side)
+            if len(packed) < len(side):
+                mode, side = method, packed
+        head = Encoder()
+        head.put(0, 1, FLAG_TOTAL)
+        for op in code_length(len(side)):
+            head.put(*op)
+        head.put(mode, 1, SIDE_MODES)
+        head_low, head_rng, head_den = head.low, head.rng, head.den
+    else:
+        head_low, head_rng, head_den = NO_SIDE
+    # The head interval, refined by the body's.
+    low, rng, den = head_low * den + head_rng * low, head_rng * rng, head_den * den
+    n, k = shortest(low, rng, den, bool(side))
+    return (k.to_bytes(n, "big") if n else b"") + side
+
+
 class Encoder:
-    __slots__ = ("ops", "side")
+    """Symbols in, payload out. Generated fast paths keep the same three integers as locals."""
+
+    __slots__ = ("den", "low", "rng", "side")
 
     def __init__(self) -> None:
-        self.ops: list[tuple[int, int, int]] = []
+        self.low, self.rng, self.den = 0, 1, 1
         self.side: list[bytes] = []
 
     def put(self, start: int, freq: int, total: int) -> None:
         """Code the symbol occupying [start, start + freq) out of ``total``."""
-        self.ops.append((start, freq, total))
+        self.low = self.low * total + self.rng * start
+        self.rng *= freq
+        self.den *= total
 
     def put_bytes(self, data: bytes) -> None:
         """Raw bytes, to the side stream (their length is the caller's to code)."""
         self.side.append(data)
 
-    def finish(self) -> bytes:
-        side = b"".join(self.side)
-        if side:
-            head = [(0, 1, _FLAG_TOTAL), *_code_length(len(side))]
-        else:
-            head = [(1, _FLAG_TOTAL - 1, _FLAG_TOTAL)]
-        low, rng, den = 0, 1, 1
-        for start, freq, total in head + self.ops:
-            low = low * total + rng * start
-            rng *= freq
-            den *= total
-        n, k = _shortest(low, rng, den, contained=bool(side))
-        return (k.to_bytes(n, "big") if n else b"") + side
+    def finish(self, engine: Any = None) -> bytes:
+        return finish(self.low, self.rng, self.den, b"".join(self.side), engine)
 
 
 class Decoder:
     """Decodes symbols in the order they were put. ``budget`` bounds the symbols one payload may
     yield, so a forged payload cannot make a model loop for long."""
 
-    __slots__ = ("budget", "data", "den", "low", "num", "rng", "scale", "side", "side_pos")
+    __slots__ = ("R", "arith", "budget", "buf", "data", "den", "num", "pos", "scale", "x")
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, engine: Any = None, max_size: int = 64 * 1024 * 1024) -> None:
         self.data = data
-        self.num = int.from_bytes(data, "big")  # the value is num / scale
+        self.num = int.from_bytes(data, "big")  # the payload is the fraction num / scale
         self.scale = 1 << (8 * len(data))
-        self.low, self.rng, self.den = 0, 1, 1
+        self.x, self.R, self.den = self.num, self.scale, 1
         self.budget = 100_000 + 64 * len(data)
-        has_side = self.peek(_FLAG_TOTAL) < 1
-        self.take(0, 1, _FLAG_TOTAL) if has_side else self.take(1, _FLAG_TOTAL - 1, _FLAG_TOTAL)
-        size = 0
+        has_side = self.peek(FLAG_TOTAL) < 1
+        self.take(0, 1, FLAG_TOTAL) if has_side else self.take(*NO_SIDE)
+        size, mode = 0, SIDE_RAW
         if has_side:
             width = self.uniform(64)
             size = (
                 0 if width == 0 else 1 if width == 1 else (1 << (width - 1)) + self.uniform(1 << (width - 1))
             )
+            mode = self.uniform(SIDE_MODES)
         if size > len(data):
             raise DecodeError("side stream is longer than the payload")
-        self.side, self.side_pos = len(data) - size, len(data) - size
+        self.arith = len(data) - size
+        self.buf, self.pos = data[self.arith :], 0
+        if mode != SIDE_RAW:
+            if engine is None:
+                raise DecodeError("side stream is compressed and this model has no dictionary")
+            self.buf = engine.decompress(Method(mode), self.buf, max_size)
+            if len(self.buf) <= size:
+                raise DecodeError("compressed side stream is not smaller than its content")
 
     def peek(self, total: int) -> int:
         """The slot in [0, total) of the next symbol; then call :meth:`take`."""
-        slot = ((self.num * self.den - self.low * self.scale) * total) // (self.rng * self.scale)
-        if not 0 <= slot < total:
-            raise DecodeError("learned-model payload lies outside its interval")
-        return slot
+        return self.x * total // self.R
 
     def take(self, start: int, freq: int, total: int) -> None:
         self.budget -= 1
         if self.budget < 0:
             raise DecodeError("learned-model payload asks for more symbols than it can hold")
-        self.low = self.low * total + self.rng * start
-        self.rng *= freq
+        self.x = self.x * total - start * self.R
+        self.R *= freq
         self.den *= total
 
     def uniform(self, n: int) -> int:
-        v = self.peek(n)
+        v = self.x * n // self.R
         self.take(v, 1, n)
         return v
 
     def take_bytes(self, n: int) -> bytes:
-        if n < 0 or self.side_pos + n > len(self.data):
-            raise DecodeError("escaped bytes run past the payload")
-        out = self.data[self.side_pos : self.side_pos + n]
-        self.side_pos += n
+        if n < 0 or self.pos + n > len(self.buf):
+            raise DecodeError("escaped bytes run past the side stream")
+        out = self.buf[self.pos : self.pos + n]
+        self.pos += n
         return out
 
     def finish(self) -> None:
         """The payload must be exactly what the encoder writes for these symbols."""
-        if self.side_pos != len(self.data):
+        if self.pos != len(self.buf):
             raise DecodeError("learned-model payload has unread escaped bytes")
-        n, k = _shortest(self.low, self.rng, self.den, contained=self.side != len(self.data))
-        if n != self.side or (n and int.from_bytes(self.data[:n], "big") != k):
-            raise DecodeError("learned-model payload is not in canonical form (corrupt or wrong model)")
+        check(
+            self.data,
+            self.num,
+            self.scale,
+            self.x,
+            self.R,
+            self.den,
+            self.arith,
+            self.arith != len(self.data),
+        )
+
+
+def check(data: bytes, num: int, scale: int, x: int, R: int, den: int, arith: int, contained: bool) -> None:
+    """Reject a payload that is not the canonical one for the symbols decoded from it: its first
+    ``arith`` bytes must be the number the encoder chooses for the final interval."""
+    low, rng = (num * den - x) // scale, R // scale
+    if not contained:
+        # Canonical when the payload is the smallest number of its length in the interval
+        # (x < den: its position inside the interval is below one unit of its last byte) and
+        # no length from the search's starting bound up to it would have done.
+        n0 = max(0, (den.bit_length() - rng.bit_length()) // 8 - 1)
+        canonical = n0 <= arith and x < den
+        high = low + rng
+        for n in range(n0, arith if canonical else n0):
+            shift = 8 * n
+            if -(-(low << shift) // den) * den < high << shift:
+                canonical = False
+                break
+    else:
+        n, k = shortest(low, rng, den, True)
+        canonical = n == arith and (not n or int.from_bytes(data[:n], "big") == k)
+    if not canonical:
+        raise DecodeError("learned-model payload is not in canonical form (corrupt or wrong model)")

@@ -1,33 +1,65 @@
-"""Learned field models (issue 6, first part): per-field statistics learned from samples,
-coded with the exact arithmetic coder in ``_arith``. Not yet a frame method: this module learns a model
-and codes values with it; integration with ``train``/``Codec`` and the frame format is to come.
+"""Learned field models (spec/LEARNED_MODEL.md): per-field statistics learned from samples,
+coded with the exact arithmetic coder in ``_arith``.
 
-Every node accepts any JSON value: what its statistics do not cover goes through an escape
-symbol to a fallback that writes the value's JSON text, so decoding is always exact.
+A model is a tree of nodes. Every node accepts any JSON value: what its statistics do not cover
+goes through an escape symbol to a fallback, and in the end to the value's JSON text in the side
+stream, so decoding is always exact. A model is data: ``Model.to_bytes`` writes only tables, and
+``Model.from_bytes`` checks every table before building nodes from it.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
+import urllib.parse
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
+import zstandard as zstd
+
 from zeroc import _json
-from zeroc._arith import Decoder, Encoder, _code_length
-from zeroc._errors import DecodeError
+from zeroc._arith import FLAG_TOTAL, NO_SIDE, Decoder, Encoder, check, code_length, shortest
+from zeroc._errors import DecodeError, InvalidDictionary
 
-MAX_CATEGORIES = 4096
-_TEMPLATE = re.compile(r"^(\D*?)(\d+)$")
+MAX_CATEGORIES = 4096  # values a categorical keeps when learning
+FORMAT = 1
+# Bounds a model file must respect (a hostile file is rejected before any node is built).
+MAX_NODES = 200_000
+MAX_DEPTH = 64
+MAX_TABLE = 1 << 16
+MAX_TOTAL = 1 << 40
+MAX_SPAN = 1 << 64
+MAX_MODEL_BYTES = 64 * 1024 * 1024
+_TEMPLATE = re.compile(r"([^0-9]*?)([0-9]+)\Z")
+_DIGITS = re.compile(r"[0-9]+\Z")
 
 
-def _bits(p: float) -> float:
-    return -math.log2(p)
+class Meter(Encoder):
+    """An encoder that only adds up what the symbols cost, in bits; side bytes cost what
+    ``text`` says (their compressed size when the side stream is compressed)."""
+
+    __slots__ = ("bits", "loo", "text")
+
+    def __init__(self, text: Callable[[bytes], float] | None = None, loo: bool = True) -> None:
+        super().__init__()
+        self.bits = 0.0
+        self.text = text
+        self.loo = loo  # price categoricals leave-one-out (see Categorical.encode)
+
+    def put(self, start: int, freq: int, total: int) -> None:
+        self.bits += math.log2(total / freq)
+
+    def put_bytes(self, data: bytes) -> None:
+        self.bits += 8 * len(data) if self.text is None else self.text(data)
 
 
 class Node:
     """A model of one field: ``encode(value, enc)`` and ``decode(dec)``."""
+
+    kind = ""
 
     def encode(self, v: Any, enc: Encoder) -> None:
         raise NotImplementedError
@@ -35,21 +67,24 @@ class Node:
     def decode(self, dec: Decoder) -> Any:
         raise NotImplementedError
 
-    def cost(self, values: list[Any]) -> float:
+    def cost(self, values: list[Any], text: Callable[[bytes], float] | None = None) -> float:
         """Bits these values cost under this model (for choosing between candidates)."""
-        enc = Encoder()
+        meter = Meter(text)
         for v in values:
-            self.encode(v, enc)
-        return sum(math.log2(total / freq) for _s, freq, total in enc.ops) + 8 * sum(map(len, enc.side))
+            self.encode(v, meter)
+        return meter.bits
 
     def describe(self) -> str:
-        return type(self).__name__
+        return self.kind
+
+    def to_data(self) -> dict[str, Any]:
+        return {"kind": self.kind}
 
 
 # -- the escape path: any JSON value as its text -------------------------------------------------
 def put_raw(v: Any, enc: Encoder) -> None:
     data = _json.dumps(v)
-    for op in _code_length(len(data)):
+    for op in code_length(len(data)):
         enc.put(*op)
     enc.put_bytes(data)
 
@@ -61,16 +96,23 @@ def get_raw(dec: Decoder) -> Any:
 
 
 class Raw(Node):
+    """The value's JSON text, in the side stream."""
+
+    kind = "raw"
+
     def encode(self, v: Any, enc: Encoder) -> None:
         put_raw(v, enc)
 
     def decode(self, dec: Decoder) -> Any:
         return get_raw(dec)
 
+    def describe(self) -> str:
+        return "JSON text"
+
 
 class Escaping(Node):
     """A node with an escape symbol: slot 0..esc-1 means "not modelled", and the value then goes
-    through ``other`` (its JSON text unless a subclass sets a better fallback)."""
+    through ``other`` (its JSON text when ``other`` is None)."""
 
     esc = 1
     total = 1
@@ -107,28 +149,68 @@ class Escaping(Node):
         dec.take(self.esc, self.total - self.esc, self.total)
         return self.get(dec)
 
+    def _counts(self) -> dict[str, Any]:
+        return {"esc": self.esc, "hits": self.total - self.esc}
+
+
+def _key(v: Any) -> Any:
+    """A hashable key that tells 1 from 1.0 and True, and 0.0 from -0.0."""
+    t = type(v)
+    if t is float:
+        return ("float", repr(v))
+    return (t.__name__, _json.dumps(v) if t is dict or t is list else v)
+
+
+def _unkey(k: Any) -> Any:
+    kind, v = k
+    if kind == "float":
+        return float(v)
+    return _json.loads(v) if kind in ("dict", "list") else v
+
+
+def _copy(v: Any) -> Any:
+    """A decoded value the caller may change without changing the model's tables."""
+    return copy.deepcopy(v) if isinstance(v, (dict, list)) else v
+
 
 class Categorical(Node):
     """Seen values with their counts, plus an escape whose weight is the number of values seen
-    once (Good-Turing: how often a new value turns up)."""
+    once in training (Good-Turing: how often a new value turns up); unseen values go to
+    ``fallback`` (an integer range for integers, else JSON text)."""
 
-    def __init__(self, values: list[Any], fallback: Node | None = None) -> None:
-        self.fallback = fallback or Raw()  # where unseen values go (a range for integers)
-        counts = Counter(_key(v) for v in values)
-        self.values = [_unkey(k) for k, _ in counts.most_common(MAX_CATEGORIES)]
-        self.keys = [_key(v) for v in self.values]
-        freqs = [counts[k] for k in self.keys]
-        self.esc = max(1, sum(1 for c in counts.values() if c == 1))
-        self.starts = {}
-        pos = self.esc
-        for k, f in zip(self.keys, freqs, strict=True):
+    kind = "categorical"
+
+    def __init__(self, values: list[Any], counts: list[int], esc: int, fallback: Node | None = None) -> None:
+        self.fallback = fallback or Raw()
+        self.values = values
+        self.keys = [_key(v) for v in values]
+        self.esc = esc
+        self.starts: dict[Any, tuple[int, int]] = {}
+        pos = esc
+        for k, f in zip(self.keys, counts, strict=True):
             self.starts[k] = (pos, f)
             pos += f
         self.total = pos
-        self.table = [(s, f, v) for (s, f), v in zip(self.starts.values(), self.values, strict=True)]
+        self.table = [(s, f, v) for (s, f), v in zip(self.starts.values(), values, strict=True)]
+        self.mutable = any(isinstance(v, (dict, list)) for v in values)
+
+    @classmethod
+    def learn(cls, values: list[Any], fallback: Node | None = None) -> Categorical:
+        counts = Counter(_key(v) for v in values)
+        top = counts.most_common(MAX_CATEGORIES)
+        esc = max(1, sum(1 for c in counts.values() if c == 1))
+        return cls([_unkey(k) for k, _ in top], [c for _, c in top], esc, fallback)
 
     def encode(self, v: Any, enc: Encoder) -> None:
         hit = self.starts.get(_key(v))
+        if type(enc) is Meter and enc.loo and hit is not None:
+            # Pricing the training values: leave each one out. A value seen once would have
+            # been new, so it costs an escape; scoring training values as seen would always pick
+            # the biggest table.
+            if hit[1] <= 1:
+                hit = None
+            else:
+                hit = (hit[0], hit[1] - 1)
         if hit is None:
             enc.put(0, self.esc, self.total)
             self.fallback.encode(v, enc)
@@ -149,41 +231,30 @@ class Categorical(Node):
                 hi = mid - 1
         start, freq, value = self.table[lo]
         dec.take(start, freq, self.total)
-        return value
-
-    def cost(self, values: list[Any]) -> float:
-        """Leave-one-out: a value seen once in training would have been new, so it costs an
-        escape; scoring the training values as seen would always pick the categorical."""
-        bits, escaped = 0.0, []
-        for v in values:
-            hit = self.starts.get(_key(v))
-            if hit is None or hit[1] <= 1:
-                bits += math.log2(self.total / self.esc)
-                escaped.append(v)
-            else:
-                bits += math.log2(self.total / (hit[1] - 1))
-        return bits + (self.fallback.cost(escaped) if escaped else 0.0)
+        return _copy(value) if self.mutable else value
 
     def describe(self) -> str:
-        return f"categorical({len(self.values)} values)"
+        more = "" if isinstance(self.fallback, Raw) else f"; else {self.fallback.describe()}"
+        return f"categorical({len(self.values)} values{more})"
 
-
-def _key(v: Any) -> Any:
-    """A hashable key that tells 1 from 1.0 and True (categories keep the exact JSON value)."""
-    return (type(v).__name__, v if not isinstance(v, (dict, list)) else _json.dumps(v))
-
-
-def _unkey(k: Any) -> Any:
-    kind, v = k
-    return _json.loads(v) if kind in ("dict", "list") else v
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "values": self.values,
+            "counts": [f for _s, f, _v in self.table],
+            "esc": self.esc,
+            "fallback": self.fallback.to_data(),
+        }
 
 
 class IntRange(Escaping):
-    """Integers uniform in [lo, hi] (ids, timestamps)."""
+    """Integers uniform in [lo, lo + span) (ids, timestamps)."""
 
-    def __init__(self, lo: int, hi: int, n: int) -> None:
-        self.lo, self.span = lo, hi - lo + 1
-        self.esc, self.total = 1, n + 1
+    kind = "int_range"
+
+    def __init__(self, lo: int, span: int, esc: int, hits: int) -> None:
+        self.lo, self.span = lo, span
+        self.esc, self.total = esc, esc + hits
 
     def fits(self, v: Any) -> bool:
         return type(v) is int and 0 <= v - self.lo < self.span
@@ -197,19 +268,24 @@ class IntRange(Escaping):
     def describe(self) -> str:
         return f"int range({self.lo}, +{self.span})"
 
+    def to_data(self) -> dict[str, Any]:
+        return {"kind": self.kind, "lo": self.lo, "span": self.span, **self._counts()}
+
 
 class Decimal(Escaping):
-    """Floats that are integers / 10^k, coded through an integer model."""
+    """Floats that are integers / 10^scale, coded through an integer model."""
 
-    def __init__(self, scale: int, inner: Node, n: int) -> None:
+    kind = "decimal"
+
+    def __init__(self, scale: int, inner: Node, esc: int, hits: int) -> None:
         self.scale, self.inner = scale, inner
-        self.esc, self.total = 1, n + 1
+        self.esc, self.total = esc, esc + hits
 
     def fits(self, v: Any) -> bool:
         if type(v) is not float or not math.isfinite(v):
             return False
         i = round(v * 10**self.scale)
-        return i / 10**self.scale == v and math.copysign(1, v) == math.copysign(1, i or 1.0)
+        return i / 10**self.scale == v and (i != 0 or math.copysign(1.0, v) > 0)
 
     def put(self, v: Any, enc: Encoder) -> None:
         self.inner.encode(round(v * 10**self.scale), enc)
@@ -223,14 +299,19 @@ class Decimal(Escaping):
     def describe(self) -> str:
         return f"decimal(/10^{self.scale}, {self.inner.describe()})"
 
+    def to_data(self) -> dict[str, Any]:
+        return {"kind": self.kind, "scale": self.scale, "inner": self.inner.to_data(), **self._counts()}
+
 
 class Template(Escaping):
-    """Strings prefix + fixed-width digits (``ORD-0012345``), digits through an integer model."""
+    """Strings prefix + fixed-width ASCII digits (``ORD-0012345``), digits through an integer model."""
 
-    def __init__(self, prefix: str, width: int, inner: Node, n: int) -> None:
+    kind = "template"
+
+    def __init__(self, prefix: str, width: int, inner: Node, esc: int, hits: int) -> None:
         self.prefix, self.width, self.inner = prefix, width, inner
-        self.esc, self.total = 1, n + 1
-        self.pattern = re.compile(re.escape(prefix) + r"\d{" + str(width) + r"}\Z")
+        self.esc, self.total = esc, esc + hits
+        self.pattern = re.compile(re.escape(prefix) + r"[0-9]{" + str(width) + r"}\Z")
 
     def fits(self, v: Any) -> bool:
         return type(v) is str and self.pattern.match(v) is not None
@@ -247,55 +328,98 @@ class Template(Escaping):
     def describe(self) -> str:
         return f"template({self.prefix!r} + {self.width} digits, {self.inner.describe()})"
 
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "prefix": self.prefix,
+            "width": self.width,
+            "inner": self.inner.to_data(),
+            **self._counts(),
+        }
+
+
+_TOKEN = re.compile(r"[A-Za-z]+|[0-9]+|.", re.DOTALL)
+
 
 class Words(Escaping):
-    """Space-separated words from a vocabulary: a count, then each word — from one shared
-    vocabulary (search queries), or one per position (``144 Cedar Ln``: number, name, kind)."""
+    """Text as a count of parts, then each part — from one shared vocabulary (search queries),
+    or one per position, the last repeating (``144 Cedar Ln``: number, name, kind). The parts
+    are the space-separated words, or with ``tokens`` the runs of ASCII letters, of digits, and
+    single other characters (``Hadoop-Common-trunk``: Hadoop, -, Common, -, trunk)."""
 
+    kind = "words"
     MAX_POSITIONS = 8
+    MAX_WORDS = 10_000
 
-    def __init__(self, values: list[str], n: int, positional: bool = False) -> None:
-        split = [v.split(" ") for v in values]
-        self.count = learn([len(w) for w in split])
+    def __init__(
+        self, count: Node, words: list[Categorical], esc: int, hits: int, tokens: bool = False
+    ) -> None:
+        self.count, self.words, self.tokens = count, words, tokens
+        self.esc, self.total = esc, esc + hits
+        self.sep = "" if tokens else " "
+
+    @classmethod
+    def learn(cls, learner: Learner, values: list[str], positional: bool, tokens: bool = False) -> Words:
+        split = [_TOKEN.findall(v) if tokens else v.split(" ") for v in values]
+        count = learner.learn([len(w) for w in split])
         if positional:
-            longest = min(max(map(len, split)), self.MAX_POSITIONS)
-            self.words = [Categorical([ws[i] for ws in split if len(ws) > i]) for i in range(longest)]
+            longest = min(max(map(len, split)), cls.MAX_POSITIONS)
+            words = [Categorical.learn([ws[i] for ws in split if len(ws) > i]) for i in range(longest)]
         else:
-            self.words = [Categorical([w for ws in split for w in ws])]
-        self.esc, self.total = 1, n + 1
+            words = [Categorical.learn([w for ws in split for w in ws])]
+        return cls(count, words, 1, len(values), tokens)
+
+    def parts(self, v: str) -> list[str]:
+        return _TOKEN.findall(v) if self.tokens else v.split(" ")
 
     def _model(self, i: int) -> Categorical:
         return self.words[min(i, len(self.words) - 1)]
 
     def fits(self, v: Any) -> bool:
+        if self.tokens:
+            return type(v) is str and v != ""
         return type(v) is str and v != "" and "  " not in v and v.strip(" ") == v
 
     def put(self, v: Any, enc: Encoder) -> None:
-        words = v.split(" ")
+        words = self.parts(v)
         self.count.encode(len(words), enc)
         for i, w in enumerate(words):
             self._model(i).encode(w, enc)
 
     def get(self, dec: Decoder) -> Any:
         n = self.count.decode(dec)
-        if type(n) is not int or not 0 < n <= 10_000:
+        if type(n) is not int or not 0 < n <= self.MAX_WORDS:
             raise DecodeError("word count out of range")
         words = [self._model(i).decode(dec) for i in range(n)]
-        if not all(type(w) is str for w in words):
+        if not all(type(w) is str and w for w in words):
             raise DecodeError("a word decoded to a non-string")
-        return " ".join(words)
+        out = self.sep.join(words)
+        if not self.fits(out):
+            raise DecodeError("words decoded to a text the model cannot have written")
+        return out
 
     def describe(self) -> str:
         kind = "by position" if len(self.words) > 1 else "shared"
-        return f"words({kind}, {self.words[0].describe()})"
+        return f"{'tokens' if self.tokens else 'words'}({kind}, {self.words[0].describe()})"
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "tokens": self.tokens,
+            "count": self.count.to_data(),
+            "words": [w.to_data() for w in self.words],
+            **self._counts(),
+        }
 
 
 class Object(Escaping):
     """Objects with one key order: each key's value through its own model."""
 
-    def __init__(self, keys: tuple[str, ...], children: list[Node], n: int, misses: int) -> None:
+    kind = "object"
+
+    def __init__(self, keys: tuple[str, ...], children: list[Node], esc: int, hits: int) -> None:
         self.keys, self.children = keys, children
-        self.esc, self.total = misses + 1, n + misses + 1
+        self.esc, self.total = esc, esc + hits
 
     def fits(self, v: Any) -> bool:
         return type(v) is dict and tuple(v) == self.keys
@@ -320,20 +444,31 @@ class Object(Escaping):
         inner = ", ".join(f"{k}: {c.describe()}" for k, c in zip(self.keys, self.children, strict=True))
         return "{" + inner + "}"
 
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "keys": list(self.keys),
+            "children": [c.to_data() for c in self.children],
+            **self._counts(),
+        }
+
 
 _MISS = object()
 
 
 class Predicted(Escaping):
-    """A field computed from earlier fields of its object, with an escape to ``other`` for the
-    values that break the rule: one flag symbol when the prediction holds."""
+    """A field computed from an earlier field of its object (``source``), with an escape to
+    ``other`` for the values that break the rule: one symbol when the prediction holds."""
 
-    def __init__(self, other: Node, n: int, misses: int) -> None:
-        self.other = other
-        self.esc, self.total = misses + 1, n + misses + 1
+    def __init__(self, source: int, other: Node, esc: int, hits: int) -> None:
+        self.source, self.other = source, other
+        self.esc, self.total = esc, esc + hits
         self.context: list[Any] = []  # the object's earlier values, set by Object
 
     def predict(self) -> Any:
+        return self.compute(self.context[self.source])
+
+    def compute(self, source: Any) -> Any:
         raise NotImplementedError
 
     def fits(self, v: Any) -> bool:
@@ -347,52 +482,107 @@ class Predicted(Escaping):
         predicted = self.predict()
         if predicted is _MISS:
             raise DecodeError("a predicted field has no prediction")
-        return predicted
+        return _copy(predicted)
+
+    def _rule(self) -> dict[str, Any]:
+        return {"source": self.source, "other": self.other.to_data(), **self._counts()}
 
 
 class Given(Predicted):
     """A field set by an earlier one (price given product, country given city): a table."""
 
-    def __init__(self, source: int, table: dict[Any, Any], other: Node, n: int, misses: int) -> None:
-        super().__init__(other, n, misses)
-        self.source, self.table = source, table
+    kind = "given"
 
-    def predict(self) -> Any:
-        return self.table.get(_key(self.context[self.source]), _MISS)
+    def __init__(self, source: int, table: dict[Any, Any], other: Node, esc: int, hits: int) -> None:
+        super().__init__(source, other, esc, hits)
+        self.table = table
+
+    def compute(self, source: Any) -> Any:
+        return self.table.get(_key(source), _MISS)
 
     def describe(self) -> str:
         return f"given(field {self.source}, {len(self.table)} entries; else {self.fallback_name()})"
 
+    def to_data(self) -> dict[str, Any]:
+        pairs = [[_unkey(k), v] for k, v in self.table.items()]
+        return {"kind": self.kind, "table": pairs, **self._rule()}
 
-class SumOf(Predicted):
-    """A total: round(sum(item[a] * item[b]) over the items of an earlier array field, k)."""
+
+class Affix(Predicted):
+    """A string = prefix + an earlier string field (URL-quoted or not) + suffix
+    (``url = "https://host/job/" + name + "/"``)."""
+
+    kind = "affix"
 
     def __init__(
-        self, source: int, a: str, b: str, scale: int, other: Node, n: int, misses: int, label: str
+        self, source: int, prefix: str, suffix: str, quoted: bool, other: Node, esc: int, hits: int
     ) -> None:
-        super().__init__(other, n, misses)
-        self.source, self.a, self.b, self.scale, self.label = source, a, b, scale, label
+        super().__init__(source, other, esc, hits)
+        self.prefix, self.suffix, self.quoted = prefix, suffix, quoted
 
-    def predict(self) -> Any:
+    def compute(self, source: Any) -> Any:
+        if type(source) is not str:
+            return _MISS
+        return self.prefix + (_quote(source) if self.quoted else source) + self.suffix
+
+    def describe(self) -> str:
+        middle = f"quote(field {self.source})" if self.quoted else f"field {self.source}"
+        return f"{self.prefix!r} + {middle} + {self.suffix!r}; else {self.fallback_name()}"
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "prefix": self.prefix,
+            "suffix": self.suffix,
+            "quoted": self.quoted,
+            **self._rule(),
+        }
+
+
+def _quote(v: str) -> str:
+    try:
+        return urllib.parse.quote(v, safe="/")
+    except UnicodeEncodeError:  # lone surrogates: no UTF-8
+        return "\0"
+
+
+class SumOf(Predicted):
+    """A total: sum(item[a] * item[b]) over the items of an earlier array field, floats rounded
+    to ``scale`` decimals."""
+
+    kind = "sum"
+
+    def __init__(self, source: int, a: str, b: str, scale: int, other: Node, esc: int, hits: int) -> None:
+        super().__init__(source, other, esc, hits)
+        self.a, self.b, self.scale = a, b, scale
+
+    def compute(self, source: Any) -> Any:
         try:
-            total = sum(x[self.a] * x[self.b] for x in self.context[self.source])
-        except (TypeError, KeyError, IndexError):
+            total = sum(x[self.a] * x[self.b] for x in source)
+        except (TypeError, KeyError, IndexError, AttributeError):
+            return _MISS
+        if type(total) not in (int, float):
             return _MISS
         return round(total, self.scale) if isinstance(total, float) else total
 
     def describe(self) -> str:
-        return f"{self.label}; else {self.fallback_name()}"
+        return f"sum(field {self.source}: {self.a} x {self.b}); else {self.fallback_name()}"
+
+    def to_data(self) -> dict[str, Any]:
+        return {"kind": self.kind, "a": self.a, "b": self.b, "scale": self.scale, **self._rule()}
 
 
 class Prefixed(Escaping):
     """A string whose prefix is set by an earlier field (postal code given city): the prefix
     from a table, the rest through its own model; an escape to ``other`` for the rest."""
 
+    kind = "prefixed"
+
     def __init__(
-        self, source: int, table: dict[Any, str], rest: Node, other: Node, n: int, misses: int
+        self, source: int, table: dict[Any, str], rest: Node, other: Node, esc: int, hits: int
     ) -> None:
         self.source, self.table, self.rest, self.other = source, table, rest, other
-        self.esc, self.total = misses + 1, n + misses + 1
+        self.esc, self.total = esc, esc + hits
         self.context: list[Any] = []
 
     def _prefix(self) -> str | None:
@@ -414,110 +604,27 @@ class Prefixed(Escaping):
     def describe(self) -> str:
         return f"prefix given field {self.source} + {self.rest.describe()}; else {self.fallback_name()}"
 
-
-def _prefix_rule(columns: list[list[Any]], j: int) -> Prefixed | None:
-    """Column j (strings) = a prefix fixed by an earlier low-cardinality column + a rest."""
-    target = columns[j]
-    n = len(target)
-    if not all(type(v) is str for v in target):
-        return None
-    alone = learn(target).cost(target)
-    best: Prefixed | None = None
-    for i in range(j):
-        groups: dict[Any, list[str]] = {}
-        for a, b in zip(columns[i], target, strict=True):
-            groups.setdefault(_key(a), []).append(b)
-        if len(groups) > max(64, n // 50):
-            continue
-        table = {k: os.path.commonprefix(vs) for k, vs in groups.items() if len(vs) >= 5}  # noqa: RUF071 - character-wise is meant
-        table = {k: p for k, p in table.items() if p}
-        if not table:
-            continue
-        hits = [
-            (b[len(table[_key(a)]) :]) for a, b in zip(columns[i], target, strict=True) if _key(a) in table
-        ]
-        misses = [b for a, b in zip(columns[i], target, strict=True) if _key(a) not in table]
-        rest = learn(hits)
-        other = learn(misses) if misses else Raw()
-        flag = n * math.log2((n + len(misses) + 1) / max(len(hits), 1))
-        cost = flag + rest.cost(hits) + (other.cost(misses) if misses else 0.0)
-        if cost < alone:
-            best, alone = Prefixed(i, table, rest, other, len(hits), len(misses)), cost
-    return best
-
-
-def _sum_rule(columns: list[list[Any]], keys: tuple[str, ...], j: int) -> SumOf | None:
-    """Column j == round(sum(item[a] * item[b]) over the items of an earlier array column)."""
-    target = columns[j]
-    n = len(target)
-    if not all(type(v) in (int, float) for v in target):
-        return None
-    scale = _scale([v for v in target if type(v) is float]) or 0
-    rows = [list(r) for r in zip(*columns, strict=True)]
-    for i in range(j):
-        first = columns[i][0]
-        if not (type(first) is list and first and type(first[0]) is dict):
-            continue
-        numeric = [k for k, v in first[0].items() if type(v) in (int, float)]
-        for ai, a in enumerate(numeric):
-            for b in numeric[ai:]:
-                rule = SumOf(i, a, b, scale, Raw(), n, 0, f"sum({keys[i]}: {a} x {b})")
-                misses = []
-                for row, t in zip(rows, target, strict=True):
-                    rule.context = row
-                    if _key(rule.predict()) != _key(t):
-                        misses.append(t)
-                if len(misses) * 20 <= n:
-                    other = learn(misses) if misses else learn(target)
-                    return SumOf(i, a, b, scale, other, n, len(misses), rule.label)
-    return None
-
-
-def _dependency(columns: list[list[Any]], j: int) -> Given | None:
-    """Column j as a function of an earlier column, when that is cheaper than modelling it alone."""
-    target = columns[j]
-    n = len(target)
-    best: Given | None = None
-    alone = learn(target)
-    best_cost = alone.cost(target)
-    for i in range(j):
-        table: dict[Any, Any] = {}
-        clash: set[Any] = set()
-        for a, b in zip(columns[i], target, strict=True):
-            ka = _key(a)
-            if ka in table and _key(table[ka]) != _key(b):
-                clash.add(ka)
-            table.setdefault(ka, b)
-        for ka in clash:
-            del table[ka]
-        hits = sum(
-            1
-            for a, b in zip(columns[i], target, strict=True)
-            if _key(a) in table and _key(table[_key(a)]) == _key(b)
-        )
-        if hits < n * 0.5 or len(table) > n // 2:
-            continue
-        misses = n - hits
-        # Cost: the flag for every value, the fallback for the misses, and the table itself.
-        flag = n * math.log2((n + misses + 1) / n) + misses * math.log2((n + misses + 1) / (misses + 1))
-        rest = [
-            b
-            for a, b in zip(columns[i], target, strict=True)
-            if not (_key(a) in table and _key(table[_key(a)]) == _key(b))
-        ]
-        other = learn(rest) if rest else alone
-        cost = flag + (other.cost(rest) if rest else 0)
-        if cost < best_cost:
-            best, best_cost = Given(i, table, other, n, misses), cost
-    return best
+    def to_data(self) -> dict[str, Any]:
+        assert self.other is not None
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "table": [[_unkey(k), v] for k, v in self.table.items()],
+            "rest": self.rest.to_data(),
+            "other": self.other.to_data(),
+            **self._counts(),
+        }
 
 
 class Array(Escaping):
     """Arrays: a length, then each item through one shared model."""
 
-    def __init__(self, lengths: Node, item: Node, n: int) -> None:
+    kind = "array"
+    MAX_LENGTH = 1_000_000
+
+    def __init__(self, lengths: Node, item: Node, esc: int, hits: int) -> None:
         self.lengths, self.item = lengths, item
-        self.esc, self.total = 1, n + 1
+        self.esc, self.total = esc, esc + hits
 
     def fits(self, v: Any) -> bool:
         return type(v) is list
@@ -529,60 +636,200 @@ class Array(Escaping):
 
     def get(self, dec: Decoder) -> Any:
         n = self.lengths.decode(dec)
-        if type(n) is not int or not 0 <= n <= 1_000_000:
+        if type(n) is not int or not 0 <= n <= self.MAX_LENGTH:
             raise DecodeError("array length out of range")
         return [self.item.decode(dec) for _ in range(n)]
 
     def describe(self) -> str:
         return f"[{self.item.describe()}]"
 
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "lengths": self.lengths.to_data(),
+            "item": self.item.to_data(),
+            **self._counts(),
+        }
+
 
 # -- learning ---------------------------------------------------------------------------------------
-def learn(values: list[Any]) -> Node:
-    """The cheapest model of these values among the candidates their types allow."""
-    n = len(values)
-    types = {type(v) for v in values}
-    candidates: list[Node] = [Raw()]
-    if types == {dict}:
+class Learner:
+    """Chooses, for every field, the cheapest model among the candidates its values allow.
+
+    ``text`` prices side-stream bytes: their size once compressed with the trained dictionary
+    when there is one (so free text that zstd compresses well is left to zstd)."""
+
+    def __init__(self, text: Callable[[bytes], float] | None = None) -> None:
+        self.text = text
+
+    def cost(self, node: Node, values: list[Any]) -> float:
+        return node.cost(values, self.text)
+
+    def learn(self, values: list[Any]) -> Node:
+        n = len(values)
+        types = {type(v) for v in values}
+        candidates: list[Node] = [Raw()]
+        if types == {dict}:
+            return self._object(values)
+        if types == {list}:
+            return Array(
+                self.learn([len(v) for v in values]), self.learn([x for v in values for x in v]), 1, n
+            )
+        if len(types) == 1 and (types <= {bool, type(None)} or len(set(map(_key, values))) <= 64):
+            return Categorical.learn(values)
+        distinct = len(set(map(_key, values)))
+        if types == {int}:
+            span = IntRange(min(values), max(values) - min(values) + 1, 1, n)
+            candidates.append(span)
+            if distinct <= MAX_CATEGORIES:
+                candidates.append(Categorical.learn(values, fallback=span))
+        elif distinct <= MAX_CATEGORIES:
+            candidates.append(Categorical.learn(values))
+        if types == {float}:
+            scale = _scale(values)
+            if scale is not None:
+                ints = [round(v * 10**scale) for v in values]
+                candidates.append(Decimal(scale, self.learn(ints), 1, n))
+        elif types == {str}:
+            m = _TEMPLATE.match(values[0])
+            if m and all(
+                len(v) == len(values[0]) and v.startswith(m.group(1)) and _DIGITS.match(v, len(m.group(1)))
+                for v in values
+            ):
+                digits = [int(v[len(m.group(1)) :]) for v in values]
+                candidates.append(Template(m.group(1), len(m.group(2)), self.learn(digits), 1, n))
+            if any(" " in v for v in values):
+                candidates += [Words.learn(self, values, False), Words.learn(self, values, True)]
+            if distinct > len(values) // 4:  # mostly distinct: try it as tokens
+                candidates += [Words.learn(self, values, False, True), Words.learn(self, values, True, True)]
+        return min(candidates, key=lambda c: self.cost(c, values))
+
+    def _object(self, values: list[dict[str, Any]]) -> Object:
+        n = len(values)
         shape, count = Counter(tuple(v) for v in values).most_common(1)[0]
         rows = [v for v in values if tuple(v) == shape]
         columns = [[r[k] for r in rows] for k in shape]
         children = [
-            _sum_rule(columns, shape, j)
-            or _dependency(columns, j)
-            or _prefix_rule(columns, j)
-            or learn(columns[j])
+            self._sum_rule(columns, j)
+            or self._affix_rule(columns, j)
+            or self._dependency(columns, j)
+            or self._prefix_rule(columns, j)
+            or self.learn(columns[j])
             for j in range(len(shape))
         ]
-        return Object(shape, children, count, n - count)
-    if types == {list}:
-        return Array(learn([len(v) for v in values]), learn([x for v in values for x in v]), n)
-    if len(types) == 1 and (types <= {bool, type(None)} or len(set(map(_key, values))) <= 64):
-        return Categorical(values)
-    distinct = len(set(map(_key, values)))
-    if types == {int}:
-        span = IntRange(min(values), max(values), n)
-        candidates.append(span)
-        if distinct <= MAX_CATEGORIES:
-            candidates.append(Categorical(values, fallback=span))
-    elif distinct <= MAX_CATEGORIES:
-        candidates.append(Categorical(values))
-    if types == {float}:
-        scale = _scale(values)
-        if scale is not None:
-            ints = [round(v * 10**scale) for v in values]
-            candidates.append(Decimal(scale, learn(ints), n))
-    elif types == {str}:
-        m = _TEMPLATE.match(values[0])
-        if m and all(
-            len(v) == len(values[0]) and v.startswith(m.group(1)) and v[len(m.group(1)) :].isdigit()
-            for v in values
-        ):
-            digits = [int(v[len(m.group(1)) :]) for v in values]
-            candidates.append(Template(m.group(1), len(m.group(2)), learn(digits), n))
-        if any(" " in v for v in values):
-            candidates += [Words(values, n), Words(values, n, positional=True)]
-    return min(candidates, key=lambda c: c.cost(values))
+        return Object(shape, children, n - count + 1, count)
+
+    def _dependency(self, columns: list[list[Any]], j: int) -> Given | None:
+        """Column j as a function of an earlier column, when that is cheaper than alone."""
+        target = columns[j]
+        n = len(target)
+        best: Given | None = None
+        alone = self.learn(target)
+        best_cost = self.cost(alone, target)
+        for i in range(j):
+            table: dict[Any, Any] = {}
+            clash: set[Any] = set()
+            for a, b in zip(columns[i], target, strict=True):
+                ka = _key(a)
+                if ka in table and _key(table[ka]) != _key(b):
+                    clash.add(ka)
+                table.setdefault(ka, b)
+            for ka in clash:
+                del table[ka]
+            rest = [
+                b
+                for a, b in zip(columns[i], target, strict=True)
+                if not (_key(a) in table and _key(table[_key(a)]) == _key(b))
+            ]
+            hits = n - len(rest)
+            if hits < n * 0.5 or len(table) > n // 2:
+                continue
+            misses = len(rest)
+            flag = n * math.log2((n + misses + 1) / n) + misses * math.log2((n + misses + 1) / (misses + 1))
+            other = self.learn(rest) if rest else alone
+            cost = flag + (self.cost(other, rest) if rest else 0)
+            if cost < best_cost:
+                best, best_cost = Given(i, table, other, misses + 1, n), cost
+        return best
+
+    def _prefix_rule(self, columns: list[list[Any]], j: int) -> Prefixed | None:
+        """Column j (strings) = a prefix fixed by an earlier low-cardinality column + a rest."""
+        target = columns[j]
+        n = len(target)
+        if not all(type(v) is str for v in target):
+            return None
+        alone = self.cost(self.learn(target), target)
+        best: Prefixed | None = None
+        for i in range(j):
+            groups: dict[Any, list[str]] = {}
+            for a, b in zip(columns[i], target, strict=True):
+                groups.setdefault(_key(a), []).append(b)
+            if len(groups) > max(64, n // 50):
+                continue
+            table = {k: os.path.commonprefix(vs) for k, vs in groups.items() if len(vs) >= 5}  # noqa: RUF071 - character-wise is meant
+            table = {k: p for k, p in table.items() if p}
+            if not table:
+                continue
+            pairs = list(zip(columns[i], target, strict=True))
+            hits = [b[len(table[_key(a)]) :] for a, b in pairs if _key(a) in table]
+            misses = [b for a, b in pairs if _key(a) not in table]
+            rest = self.learn(hits)
+            other = self.learn(misses) if misses else Raw()
+            flag = n * math.log2((n + len(misses) + 1) / max(len(hits), 1))
+            cost = flag + self.cost(rest, hits) + (self.cost(other, misses) if misses else 0.0)
+            if cost < alone:
+                best, alone = Prefixed(i, table, rest, other, len(misses) + 1, len(hits)), cost
+        return best
+
+    def _affix_rule(self, columns: list[list[Any]], j: int) -> Affix | None:
+        """Column j == prefix + column i (as is or URL-quoted) + suffix for 95% of the rows."""
+        target = columns[j]
+        n = len(target)
+        if not all(type(v) is str for v in target):
+            return None
+        for i in range(j):
+            source = columns[i]
+            if not all(type(v) is str and v for v in source):
+                continue
+            for quoted in (False, True):
+                shapes: Counter[tuple[str, str]] = Counter()
+                for a, b in zip(source, target, strict=True):
+                    mid = _quote(a) if quoted else a
+                    at = b.find(mid)
+                    if at >= 0:
+                        shapes[(b[:at], b[at + len(mid) :])] += 1
+                if not shapes:
+                    continue
+                (prefix, suffix), _hits = shapes.most_common(1)[0]
+                rule = Affix(i, prefix, suffix, quoted, Raw(), 1, n)
+                rest = [b for a, b in zip(source, target, strict=True) if rule.compute(a) != b]
+                if len(rest) * 20 <= n:
+                    other = self.learn(rest) if rest else Raw()
+                    return Affix(i, prefix, suffix, quoted, other, len(rest) + 1, n)
+        return None
+
+    def _sum_rule(self, columns: list[list[Any]], j: int) -> SumOf | None:
+        """Column j == sum(item[a] * item[b]) over the items of an earlier array column."""
+        target = columns[j]
+        n = len(target)
+        if not all(type(v) in (int, float) for v in target):
+            return None
+        scale = _scale([v for v in target if type(v) is float]) or 0
+        for i in range(j):
+            first = columns[i][0]
+            if not (type(first) is list and first and type(first[0]) is dict):
+                continue
+            numeric = [k for k, v in first[0].items() if type(v) in (int, float)]
+            for ai, a in enumerate(numeric):
+                for b in numeric[ai:]:
+                    rule = SumOf(i, a, b, scale, Raw(), 1, n)
+                    rest = [
+                        t for s, t in zip(columns[i], target, strict=True) if _key(rule.compute(s)) != _key(t)
+                    ]
+                    if len(rest) * 20 <= n:
+                        other = self.learn(rest) if rest else self.learn(target)
+                        return SumOf(i, a, b, scale, other, len(rest) + 1, n)
+        return None
 
 
 def _scale(values: list[float]) -> int | None:
@@ -595,26 +842,207 @@ def _scale(values: list[float]) -> int | None:
     return longest if longest <= 6 else None
 
 
-class Model:
-    """A learned model of a message: ``encode(value) -> bytes``, ``decode(bytes) -> value``."""
+def learn(values: list[Any]) -> Node:
+    return Learner().learn(values)
 
-    def __init__(self, root: Node) -> None:
-        self.root = root
+
+# -- reading a model's tables (spec/LEARNED_MODEL.md §2): checked before any node is built ----
+class _Reader:
+    def __init__(self) -> None:
+        self.nodes = 0
+
+    def fail(self, what: str) -> InvalidDictionary:
+        return InvalidDictionary(f"learned model: {what}")
+
+    def integer(self, d: dict[str, Any], key: str, lo: int, hi: int) -> int:
+        v = d.get(key)
+        if type(v) is not int or not lo <= v <= hi:
+            raise self.fail(f"{d.get('kind')}.{key} must be an integer in {lo}..{hi}, not {v!r}")
+        return v
+
+    def text(self, d: dict[str, Any], key: str, most: int = 4096) -> str:
+        v = d.get(key)
+        if type(v) is not str or len(v) > most:
+            raise self.fail(f"{d.get('kind')}.{key} must be a string of at most {most} characters")
+        return v
+
+    def counts(self, d: dict[str, Any]) -> tuple[int, int]:
+        return self.integer(d, "esc", 1, MAX_TOTAL), self.integer(d, "hits", 1, MAX_TOTAL)
+
+    def pairs(self, d: dict[str, Any]) -> list[tuple[Any, Any]]:
+        table = d.get("table")
+        if type(table) is not list or len(table) > MAX_TABLE:
+            raise self.fail(f"{d.get('kind')}.table must be a list of at most {MAX_TABLE} pairs")
+        out = []
+        for p in table:
+            if type(p) is not list or len(p) != 2:
+                raise self.fail(f"{d.get('kind')}.table holds a non-pair")
+            out.append((_key(p[0]), p[1]))
+        return out
+
+    def node(self, d: Any, depth: int, position: int | None = None) -> Node:
+        """A node from its data; ``position`` is its index among an object's children (the only
+        place where rules that read an earlier field may appear)."""
+        self.nodes += 1
+        if self.nodes > MAX_NODES or depth > MAX_DEPTH:
+            raise self.fail(f"more than {MAX_NODES} nodes or deeper than {MAX_DEPTH}")
+        if type(d) is not dict or type(d.get("kind")) is not str:
+            raise self.fail("a node is not an object with a kind")
+        kind = d["kind"]
+        sub = depth + 1
+        if kind == "raw":
+            return Raw()
+        if kind == "categorical":
+            values, counts = d.get("values"), d.get("counts")
+            if type(values) is not list or type(counts) is not list or len(values) != len(counts):
+                raise self.fail("categorical values and counts must be lists of one length")
+            if not 0 < len(values) <= MAX_TABLE or not all(
+                type(c) is int and 0 < c <= MAX_TOTAL for c in counts
+            ):
+                raise self.fail(f"categorical needs 1..{MAX_TABLE} values with counts in 1..{MAX_TOTAL}")
+            if len({_key(v) for v in values}) != len(values):
+                raise self.fail("categorical values repeat")
+            node = Categorical(
+                values, counts, self.integer(d, "esc", 1, MAX_TOTAL), self.node(d.get("fallback"), sub)
+            )
+            if node.total > MAX_TOTAL:
+                raise self.fail("categorical total too large")
+            return node
+        if kind == "int_range":
+            lo = d.get("lo")
+            if type(lo) is not int or abs(lo) > MAX_SPAN:
+                raise self.fail("int_range.lo must be an integer within ±2^64")
+            return IntRange(lo, self.integer(d, "span", 1, MAX_SPAN), *self.counts(d))
+        if kind == "decimal":
+            return Decimal(self.integer(d, "scale", 0, 6), self.node(d.get("inner"), sub), *self.counts(d))
+        if kind == "template":
+            return Template(
+                self.text(d, "prefix"),
+                self.integer(d, "width", 1, 30),
+                self.node(d.get("inner"), sub),
+                *self.counts(d),
+            )
+        if kind == "words":
+            words = d.get("words")
+            if type(words) is not list or not 0 < len(words) <= Words.MAX_POSITIONS:
+                raise self.fail(f"words needs 1..{Words.MAX_POSITIONS} vocabularies")
+            tokens = d.get("tokens")
+            vocab = [self.node(w, sub) for w in words]
+            if not all(
+                isinstance(w, Categorical)
+                and isinstance(w.fallback, Raw)
+                and all(type(v) is str and v and (tokens or " " not in v) for v in w.values)
+                for w in vocab
+            ):
+                raise self.fail("a words vocabulary must be a categorical of words escaping to JSON text")
+            tokens = d.get("tokens")
+            if type(tokens) is not bool:
+                raise self.fail("words.tokens must be a boolean")
+            esc, hits = self.counts(d)
+            return Words(self.node(d.get("count"), sub), vocab, esc, hits, tokens)  # type: ignore[arg-type]
+        if kind == "object":
+            keys, children = d.get("keys"), d.get("children")
+            if type(keys) is not list or type(children) is not list or len(keys) != len(children):
+                raise self.fail("object keys and children must be lists of one length")
+            if not all(type(k) is str for k in keys) or len(set(keys)) != len(keys) or len(keys) > MAX_TABLE:
+                raise self.fail("object keys must be distinct strings")
+            kids = [self.node(c, sub, j) for j, c in enumerate(children)]
+            return Object(tuple(keys), kids, *self.counts(d))
+        if kind in ("given", "affix", "sum", "prefixed"):
+            if position is None:
+                raise self.fail(f"{kind} appears outside an object")
+            source = self.integer(d, "source", 0, max(position - 1, 0))
+            if position == 0:
+                raise self.fail(f"{kind} is an object's first field and has no earlier field to read")
+            other = self.node(d.get("other"), sub)
+            esc, hits = self.counts(d)
+            if kind == "given":
+                return Given(source, dict(self.pairs(d)), other, esc, hits)
+            if kind == "affix":
+                quoted = d.get("quoted")
+                if type(quoted) is not bool:
+                    raise self.fail("affix.quoted must be a boolean")
+                return Affix(source, self.text(d, "prefix"), self.text(d, "suffix"), quoted, other, esc, hits)
+            if kind == "sum":
+                return SumOf(
+                    source,
+                    self.text(d, "a"),
+                    self.text(d, "b"),
+                    self.integer(d, "scale", 0, 6),
+                    other,
+                    esc,
+                    hits,
+                )
+            table = self.pairs(d)
+            if not all(type(p) is str for _k, p in table):
+                raise self.fail("prefixed.table must map to strings")
+            return Prefixed(source, dict(table), self.node(d.get("rest"), sub), other, esc, hits)
+        if kind == "array":
+            return Array(self.node(d.get("lengths"), sub), self.node(d.get("item"), sub), *self.counts(d))
+        raise self.fail(f"unknown node kind {kind!r}")
+
+
+class Model:
+    """A learned model of a message: ``encode(value) -> bytes``, ``decode(bytes) -> value``.
+
+    The first symbol says whether the message is on the model's common path (``_fieldgen``);
+    ``common`` of ``samples`` training messages were, which sets that symbol's probability.
+    ``side`` (a zstd engine with the trained dictionary) compresses the side stream.
+    """
+
+    def __init__(self, root: Node, common: int = 0, samples: int = 0, side: Any = None) -> None:
+        from zeroc._fieldgen import generate
+
+        self.root, self.common, self.samples, self.side = root, common, samples, side
+        self.flag_total = samples + 2
+        self.on = (0, common + 1, self.flag_total)
+        self.off = (common + 1, samples - common + 1, self.flag_total)
+        # The fast path's head (no side stream, then the flag) folded into its starting interval.
+        head = Encoder()
+        head.put(*NO_SIDE)
+        head.put(*self.on)
+        self._fast_encode, self._fast_decode = generate(root, (head.low, head.rng, head.den))
 
     @classmethod
-    def learn(cls, samples: list[Any]) -> Model:
-        return cls(learn(samples))
+    def learn(cls, samples: list[Any], side: Any = None, dictionary_size: int = 32 * 1024) -> Model:
+        """Learn from samples; with ``side`` (the engine that will compress the side stream),
+        text is priced by what it compresses to (see :func:`_text_pricer`)."""
+        text = _text_pricer(samples, side, dictionary_size) if side is not None else None
+        root = Learner(text).learn(samples)
+        probe = cls(root)
+        common = sum(1 for v in samples if probe._fast_encode(v) is not None)
+        return cls(root, common, len(samples), side)
 
     def encode(self, value: Any) -> bytes:
+        fast = self._fast_encode(value)
+        if fast is not None:
+            n, k = shortest(*fast, False)
+            return k.to_bytes(n, "big") if n else b""
         enc = Encoder()
+        enc.put(*self.off)
         self.root.encode(value, enc)
-        return enc.finish()
+        return enc.finish(self.side)
 
-    def decode(self, data: bytes) -> Any:
-        dec = Decoder(data)
+    def decode(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
         try:
+            # The common case inline: no side stream, on the common path.
+            num, size = int.from_bytes(data, "big"), len(data)
+            scale = 1 << (8 * size)
+            if num * FLAG_TOTAL >= scale:
+                x, R = num * FLAG_TOTAL - scale, scale * (FLAG_TOTAL - 1)
+                total = self.flag_total
+                if (x * total) // R <= self.common:
+                    value, x, R, den = self._fast_decode(
+                        x * total, R * (self.common + 1), FLAG_TOTAL * total, 100_000 + 64 * size
+                    )
+                    check(data, num, scale, x, R, den, size, False)
+                    return value
+            dec = Decoder(data, self.side, max_size)
+            if dec.peek(self.flag_total) <= self.common:
+                raise DecodeError("learned-model payload puts a side stream on the common path")
+            dec.take(*self.off)
             value = self.root.decode(dec)
-        except (RecursionError, UnicodeDecodeError, ValueError) as exc:
+        except (RecursionError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as exc:
             if isinstance(exc, DecodeError):
                 raise
             raise DecodeError(f"learned-model payload does not decode: {exc}") from exc
@@ -623,3 +1051,94 @@ class Model:
 
     def describe(self) -> str:
         return self.root.describe()
+
+    # -- the model section of a dictionary file ---------------------------------------------
+    def to_bytes(self) -> bytes:
+        doc = {"format": FORMAT, "common": self.common, "samples": self.samples, "root": self.root.to_data()}
+        return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, side: Any = None) -> Model:
+        try:
+            text = zstd.ZstdDecompressor().decompress(data, max_output_size=MAX_MODEL_BYTES)
+        except zstd.ZstdError as exc:
+            raise InvalidDictionary(f"learned model section does not decompress: {exc}") from exc
+        if len(text) > MAX_MODEL_BYTES:
+            raise InvalidDictionary("learned model section is too large")
+        try:
+            doc = _json.loads(text)
+        except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+            raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
+        if type(doc) is not dict or doc.get("format") != FORMAT:
+            raise InvalidDictionary(
+                f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
+            )
+        samples, common = doc.get("samples"), doc.get("common")
+        if type(samples) is not int or type(common) is not int or not 0 <= common <= samples <= MAX_TOTAL:
+            raise InvalidDictionary("learned model: common/samples must be integers 0 <= common <= samples")
+        try:
+            root = _Reader().node(doc.get("root"), 0)
+        except RecursionError as exc:
+            raise InvalidDictionary("learned model is nested too deeply") from exc
+        return cls(root, common, samples, side)
+
+
+def _text_pricer(samples: list[Any], side: Any, size: int) -> Callable[[bytes], float] | None:
+    """Bits a value's JSON text costs in a compressed side stream, as if the value were new.
+
+    The trained dictionary has seen every training value, so pricing training values with it
+    would make JSON text look nearly free. Instead two probe dictionaries are trained, one on
+    each half of the samples, and a text costs the larger of its two prices: the price from the
+    half that did not see it (unless both did, and then it is common and cheap indeed)."""
+    from zeroc._compression import ZstdEngine
+
+    texts = [_json.dumps(v) for v in samples]
+    engines = []
+    for half in (texts[0::2], texts[1::2]):
+        try:
+            probe = zstd.train_dictionary(min(size, max(sum(map(len, half)) // 2, 1024)), list[Any](half))
+        except zstd.ZstdError:
+            return None  # too little text to train on: price side bytes as they are
+        engines.append(ZstdEngine(probe.as_bytes(), side.level, max_window_size=8 << 20))
+    prices: dict[bytes, float] = {}
+
+    def text(data: bytes) -> float:
+        bits = prices.get(data)
+        if bits is None:  # one value alone pays ~3 B of block header that a joint stream does not
+            packed = max(len(e.compress(data)[1]) for e in engines) - 3
+            bits = prices[data] = 8 * min(len(data), max(packed, 1))
+        return bits
+
+    return text
+
+
+def breakdown(node: Node, values: list[Any], messages: int, path: str = "$") -> list[dict[str, Any]]:
+    """Where the bits go: for every field (JSONPath-like ``$.items[].price``), its model and the
+    bits per message it costs, children included."""
+    meter = Meter(loo=False)
+    for v in values:
+        node.encode(v, meter)
+    rows = [{"field": path, "model": node.describe(), "bits": round(meter.bits / max(messages, 1), 3)}]
+    if isinstance(node, Object):
+        fitting = [v for v in values if node.fits(v)]
+        for j, (key, child) in enumerate(zip(node.keys, node.children, strict=True)):
+            column = [list(v.values())[j] for v in fitting]
+            if isinstance(child, (Predicted, Prefixed)):
+                contexts = [list(v.values())[:j] for v in fitting]
+                meter = Meter(loo=False)
+                for ctx, v in zip(contexts, column, strict=True):
+                    child.context = ctx
+                    child.encode(v, meter)
+                rows.append(
+                    {
+                        "field": f"{path}.{key}",
+                        "model": child.describe(),
+                        "bits": round(meter.bits / max(messages, 1), 3),
+                    }
+                )
+            else:
+                rows += breakdown(child, column, messages, f"{path}.{key}")
+    elif isinstance(node, Array):
+        items = [x for v in values if type(v) is list for x in v]
+        rows += breakdown(node.item, items, messages, f"{path}[]")
+    return rows
