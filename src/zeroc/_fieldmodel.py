@@ -485,6 +485,7 @@ class Predicted(Escaping):
         return _copy(predicted)
 
     def _rule(self) -> dict[str, Any]:
+        assert self.other is not None  # set by __init__: a rule always has its fallback
         return {"source": self.source, "other": self.other.to_data(), **self._counts()}
 
 
