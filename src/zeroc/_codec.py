@@ -11,12 +11,14 @@ from zeroc._compression import DeflateEngine, Engine, ZstdEngine, make_engine
 from zeroc._dictionary import Dictionary, DictionaryStore
 from zeroc._errors import (
     ChecksumMismatch,
+    DecodeError,
     DictionaryMismatch,
     EncodeError,
     LimitExceeded,
     UnknownDictionary,
     UsageError,
 )
+from zeroc._fieldmodel import Model
 from zeroc._frame import Method, Ref, crc32, iter_stream, pack_stream, parse, tag
 
 DEFAULT_MAX_DECODED_SIZE = 64 * 1024 * 1024
@@ -24,6 +26,8 @@ DEFAULT_MAX_DECODED_SIZE = 64 * 1024 * 1024
 DEFAULT_MAX_WINDOW_SIZE = 8 * 1024 * 1024
 _FRAME_IDS = {"context": Ref.CONTEXT, "short": Ref.SHORT_ID, "sha256": Ref.SHA256}
 _FAMILY = {Method.ZSTD_BLOCK: "zstd", Method.ZSTD_FRAME: "zstd", Method.DEFLATE: "deflate"}
+# A learned payload longer than this is compared with zstd + dictionary (messages off the model).
+LEARNED_RECHECK = 64
 
 
 def _bytes_dumps(value: Any) -> bytes:
@@ -48,6 +52,11 @@ class Codec:
     knows it from the codec, stream or HTTP header), ``"short"`` (2 bytes) or ``"sha256"``
     (32 bytes, self-describing). ``checksum=True`` adds a CRC-32 for transports without one.
     ``store`` lets :meth:`decode` follow frames that name other dictionaries (rotation).
+
+    A dictionary trained with a learned model (``train`` chose ``"learned"``) codes values with
+    it (frame method 4); ``frame_id="bare"`` then drops the tag byte too: a frame is the model's
+    payload alone, for contexts that fix the dictionary and its codec (spec/LEARNED_MODEL.md).
+    :meth:`drift` says how the model fares on the traffic it sees.
     """
 
     def __init__(
@@ -68,8 +77,8 @@ class Codec:
 
         if dictionary is not None and not isinstance(dictionary, Dictionary):
             raise UsageError(f"dictionary must be a zeroc.Dictionary, got {type(dictionary).__name__}")
-        if frame_id not in _FRAME_IDS:
-            raise UsageError(f"frame_id must be one of {sorted(_FRAME_IDS)}, not {frame_id!r}")
+        if frame_id not in _FRAME_IDS and frame_id != "bare":
+            raise UsageError(f"frame_id must be one of {sorted([*_FRAME_IDS, 'bare'])}, not {frame_id!r}")
         self.dictionary = dictionary
         self.schema = resolve(schema)
         if dictionary is not None and dictionary.schema is not None:
@@ -111,28 +120,50 @@ class Codec:
         self.max_window_size = max_window_size
         self.store = store
         content = dictionary.content if dictionary else None
-        self._engine: Engine = make_engine(self.method, level, content, max_window_size=max_window_size)
+        # A learned codec compresses side streams, and messages its model codes badly, with zstd
+        # and the dictionary at the codec's level.
+        family = "zstd" if self.method == "learned" else self.method
+        self._engine: Engine = make_engine(family, level, content, max_window_size=max_window_size)
         self._decoders: dict[str, Engine] = {self._engine.name: self._engine}
         self._plain: dict[str, Engine] = {}
         self._others: dict[bytes, Codec] = {}
-        self._sha = dictionary.sha256 if dictionary else None
-        ref = _FRAME_IDS[frame_id] if dictionary else Ref.NONE
+        self._model: Model | None = None
+        if dictionary is not None and dictionary.model is not None:
+            self._model = Model.from_bytes(dictionary.model, side=self._engine)
+        elif self.method == "learned":
+            raise UsageError("the learned codec needs a dictionary trained with a model")
+        self._sha = dictionary.digest if dictionary else None
+        self._bare = frame_id == "bare"
+        if self._bare and (self._model is None or self.method != "learned" or checksum):
+            raise UsageError("bare frames need a learned-model dictionary and no checksum")
+        ref = _FRAME_IDS.get(frame_id, Ref.CONTEXT) if dictionary else Ref.NONE
         reference = b""
         if ref is Ref.SHORT_ID:
             reference = dictionary.short_id.to_bytes(2, "little")  # type: ignore[union-attr]
         elif ref is Ref.SHA256:
-            reference = dictionary.sha256  # type: ignore[union-attr]
+            reference = dictionary.digest  # type: ignore[union-attr]
         self._ref = ref
         self._heads = tuple(bytes([tag(m, ref, checksum)]) + reference for m in Method)
-        # The common frame (zstd-block, this codec's reference, no checksum) skips header parsing.
-        self._fast_tag = -1
+        # The common frames (zstd-block or learned, this codec's reference, no checksum) skip
+        # header parsing.
+        self._fast_tag = self._learned_tag = -1
         if isinstance(self._engine, ZstdEngine) and not checksum and ref <= Ref.CONTEXT:
             self._block: ZstdEngine = self._engine
             self._fast_tag = tag(Method.ZSTD_BLOCK, ref, False)
+            if self._model is not None:
+                self._learned_tag = tag(Method.LEARNED, ref, False)
+        self._encode_model = self._model if self.method == "learned" else None
+        self._expected_bits = 0.0
+        if dictionary is not None and self._model is not None:
+            self._expected_bits = float(dictionary.validation.get("model", {}).get("bits_per_message", 0.0))
 
     # -- frames --------------------------------------------------------------------------
     def encode(self, value: Any) -> bytes:
         """Serialize and compress ``value`` into one frame (never > serialization + 1 byte + ids)."""
+        if self._encode_model is not None:
+            if self._bare:
+                return self._encode_bare(value)
+            return self._encode_learned(value)
         data = self._dumps(value)
         method, payload = self._engine.compress(data)
         if len(payload) >= len(data):
@@ -141,33 +172,111 @@ class Codec:
             return self._heads[method] + crc32(data).to_bytes(4, "little") + payload
         return self._heads[method] + payload
 
+    def _encode_bare(self, value: Any) -> bytes:
+        model = self._encode_model
+        assert model is not None
+        if self.schema is not None and not isinstance(value, dict):
+            value = self.schema.to_dict(value)
+        payload = model.encode(value)
+        model.seen += 1
+        model.bits += 8 * len(payload)
+        return payload
+
+    def _encode_learned(self, value: Any) -> bytes:
+        model = self._encode_model
+        assert model is not None
+        if self.schema is not None and not isinstance(value, dict):
+            value = self.schema.to_dict(value)
+        payload = model.encode(value)
+        model.seen += 1
+        model.bits += 8 * len(payload)
+        method = int(Method.LEARNED)
+        if len(payload) > LEARNED_RECHECK:
+            # Far from what the model learned: zstd with the dictionary may do better.
+            data = self._dumps(value)
+            zmethod, packed = self._engine.compress(data)
+            if len(packed) >= len(data):
+                zmethod, packed = 0, data
+            if len(packed) < len(payload):
+                method, payload = zmethod, packed
+                if self.checksum:
+                    return self._heads[method] + crc32(data).to_bytes(4, "little") + payload
+        if self.checksum:
+            return self._heads[method] + crc32(_json.dumps(value)).to_bytes(4, "little") + payload
+        return self._heads[method] + payload
+
+    def drift(self) -> dict[str, Any]:
+        """How this codec's learned model fares on the messages it encoded: ``ratio`` is the
+        actual bits per message over the bits measured on the held-back split at training
+        (1.0 = as trained; retrain when it climbs), ``off_common_path`` the share of messages
+        that left the model's common path. Empty without a learned model."""
+        model = self._encode_model
+        if model is None:
+            return {}
+        actual = model.bits / model.seen if model.seen else 0.0
+        return {
+            "messages": model.seen,
+            "bits_per_message": round(actual, 3),
+            "expected_bits_per_message": round(self._expected_bits, 3),
+            "ratio": round(actual / self._expected_bits, 4) if self._expected_bits and model.seen else None,
+            "off_common_path": round(model.misses / model.seen, 4) if model.seen else 0.0,
+        }
+
     def decode(self, frame: bytes, *, as_message: bool = False) -> Any:
         """Decode one frame; protobuf codecs return a dict, or the message if ``as_message``."""
-        if len(frame) > 1 and frame[0] == self._fast_tag and not as_message and type(frame) is bytes:
-            return self._loads(self._block.decompress_block(frame[1:], self.max_decoded_size))
-        data = self.decode_payload(frame)
+        if self._bare:
+            if not isinstance(frame, (bytes, bytearray, memoryview)):
+                raise UsageError(f"frame must be bytes, not {type(frame).__name__}")
+            value = self._model.decode(bytes(frame), self.max_decoded_size)  # type: ignore[union-attr]
+            if as_message:
+                if self.schema is None:
+                    raise UsageError("as_message needs a protobuf schema")
+                return self.schema.loads_message(self.schema.dumps(value))
+            return value
+        if len(frame) > 1 and not as_message and type(frame) is bytes:
+            if frame[0] == self._fast_tag:
+                return self._loads(self._block.decompress_block(frame[1:], self.max_decoded_size))
+        if frame and frame[0] == self._learned_tag and not as_message and type(frame) is bytes:
+            return self._model.decode(frame[1:], self.max_decoded_size)  # type: ignore[union-attr]
+        learned, out = self._decode(frame, None)
         if as_message:
             if self.schema is None:
                 raise UsageError("as_message needs a protobuf schema")
-            return self.schema.loads_message(data)
-        return self._loads(data)
+            return self.schema.loads_message(self.schema.dumps(out) if learned else out)
+        return out if learned else self._loads(out)
 
     def decode_payload(self, frame: bytes, *, _context: Dictionary | None = None) -> bytes:
         """Decode a frame to its serialization (JSON text, protobuf bytes or raw bytes)."""
+        if self._bare and _context is None:
+            return self._dumps(self.decode(frame))  # type: ignore[no-any-return]
+        learned, out = self._decode(frame, _context)
+        return self._dumps(out) if learned else out  # type: ignore[no-any-return]
+
+    def _decode(self, frame: bytes, _context: Dictionary | None) -> tuple[bool, Any]:
+        """(False, the serialization) or, for a learned-model frame, (True, the value)."""
         if type(frame) is not bytes:
             if not isinstance(frame, (bytearray, memoryview)):
                 raise UsageError(f"frame must be bytes, not {type(frame).__name__}")
             frame = bytes(frame)
         if len(frame) > 1 and frame[0] == self._fast_tag and _context is None:
-            return self._block.decompress_block(frame[1:], self.max_decoded_size)
+            return False, self._block.decompress_block(frame[1:], self.max_decoded_size)
         h = parse(frame)
         if h.ref is Ref.NONE:
+            if h.method is Method.LEARNED:
+                raise UnknownDictionary("a learned-model frame must name its dictionary")
             engine = self._plain_engine(h.method)
         else:
             owner = self._owner(h.ref, h.reference, _context)
             if owner is not self:
-                return owner.decode_payload(frame, _context=owner.dictionary)
+                return owner._decode(frame, owner.dictionary)
             engine = self._engine_for(h.method)
+        if h.method is Method.LEARNED:
+            if self._model is None:
+                raise DecodeError("a learned-model frame names a dictionary without a model")
+            value = self._model.decode(h.payload, self.max_decoded_size)
+            if h.checksum is not None and crc32(_json.dumps(value)) != h.checksum:
+                raise ChecksumMismatch("frame checksum does not match its decoded content")
+            return True, value
         if h.method is Method.STORED:
             data = h.payload
             if len(data) > self.max_decoded_size:
@@ -176,12 +285,12 @@ class Codec:
             data = engine.decompress(h.method, h.payload, self.max_decoded_size)
         if h.checksum is not None and crc32(data) != h.checksum:
             raise ChecksumMismatch("frame checksum does not match its decoded content")
-        return data
+        return False, data
 
     def _owner(self, ref: Ref, reference: bytes, context: Dictionary | None) -> Codec:
         """The codec whose dictionary a frame names."""
         if ref is Ref.CONTEXT:
-            if context is not None and context.sha256 != self._sha:
+            if context is not None and context.digest != self._sha:
                 return self._other(context)
             if self._sha is None:
                 raise UnknownDictionary("frame was compressed with a dictionary but this codec has none")
@@ -200,12 +309,12 @@ class Codec:
         return self._other(self.store.get(key))
 
     def _other(self, dictionary: Dictionary) -> Codec:
-        codec = self._others.get(dictionary.sha256)
+        codec = self._others.get(dictionary.digest)
         if codec is None:
             codec = Codec(
                 dictionary, max_decoded_size=self.max_decoded_size, max_window_size=self.max_window_size
             )
-            self._others[dictionary.sha256] = codec
+            self._others[dictionary.digest] = codec
         return codec
 
     def _engine_for(self, method: Method) -> Engine:
@@ -241,6 +350,8 @@ class Codec:
 
     def encode_stream(self, values: Iterable[Any]) -> bytes:
         """Many values as one stream (spec section 3) whose header names the dictionary."""
+        if self._bare:
+            raise UsageError("streams hold tagged frames: use frame_id='context' for streams")
         return pack_stream(self.encode_many(values), self._sha)
 
     def decode_stream(self, data: bytes) -> list[Any]:
@@ -250,7 +361,7 @@ class Codec:
         if sha is not None:
             context = self._resolve_sha(sha)
         owner = self._owner(Ref.CONTEXT, b"", context) if context is not None else self
-        return [owner._loads(owner.decode_payload(frame)) for frame in frames]
+        return [owner.decode(frame) for frame in frames]
 
     def _resolve_sha(self, sha: bytes) -> Dictionary:
         if self.dictionary is not None and sha == self._sha:

@@ -16,15 +16,18 @@ from zeroc._frame import short_id
 
 MAGIC = b"ZRCD"
 VERSION = 1
+VERSION_MODEL = 2  # a file that also holds a learned model section
 MAX_METADATA = 16 * 1024 * 1024
 MAX_CONTENT = 16 * 1024 * 1024
+MAX_MODEL = 64 * 1024 * 1024
 SERIALIZATIONS = ("json", "protobuf", "bytes")
-METHODS = ("zstd", "deflate")
+METHODS = ("zstd", "deflate", "learned")
 
 
 @dataclass(frozen=True)
 class Dictionary:
-    """A trained dictionary: its bytes, identity, schema, chosen codec and training figures."""
+    """A trained dictionary: its bytes, identity, schema, chosen codec and training figures,
+    and optionally a learned model (``model``: the model section, spec/LEARNED_MODEL.md)."""
 
     content: bytes
     serialization: str = "json"
@@ -35,19 +38,29 @@ class Dictionary:
     samples: int = 0
     validation: dict[str, Any] = field(default_factory=dict)
     zeroc_version: str = ""
+    model: bytes | None = None
 
     @property
     def sha256(self) -> bytes:
+        """SHA-256 of the dictionary bytes alone (what RFC 9842 ``dcz`` names)."""
         return hashlib.sha256(self.content).digest()
 
     @property
+    def digest(self) -> bytes:
+        """The identity frames, streams and stores use: the content's SHA-256, or with a model,
+        the SHA-256 of both hashes (so that a frame names the model it was coded with)."""
+        if self.model is None:
+            return self.sha256
+        return hashlib.sha256(self.sha256 + hashlib.sha256(self.model).digest()).digest()
+
+    @property
     def id(self) -> str:
-        """Hex SHA-256 of the content: the dictionary's identity."""
-        return self.sha256.hex()
+        """Hex identity (see :attr:`digest`)."""
+        return self.digest.hex()
 
     @property
     def short_id(self) -> int:
-        return short_id(self.sha256)
+        return short_id(self.digest)
 
     @property
     def bytes_per_message(self) -> float | None:
@@ -58,8 +71,10 @@ class Dictionary:
         return None
 
     def metadata(self) -> dict[str, Any]:
+        extra = {} if self.model is None else {"content_sha256": self.sha256.hex()}
         return {
-            "format": VERSION,
+            **extra,
+            "format": VERSION if self.model is None else VERSION_MODEL,
             "sha256": self.id,
             "short_id": self.short_id,
             "serialization": self.serialization,
@@ -77,19 +92,21 @@ class Dictionary:
         meta = json.dumps(self.metadata(), separators=(",", ":"), sort_keys=True).encode()
         body = (
             MAGIC
-            + bytes([VERSION, 0, 0, 0])
+            + bytes([VERSION if self.model is None else VERSION_MODEL, 0, 0, 0])
             + len(meta).to_bytes(4, "little")
             + meta
             + len(self.content).to_bytes(4, "little")
             + self.content
         )
+        if self.model is not None:
+            body += len(self.model).to_bytes(4, "little") + self.model
         return body + hashlib.sha256(body).digest()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Dictionary:
         if len(data) < 12 + 4 + 32 or data[:4] != MAGIC:
             raise InvalidDictionary("not a Zeroc dictionary file (bad magic or too short)")
-        if data[4] != VERSION:
+        if data[4] not in (VERSION, VERSION_MODEL):
             raise InvalidDictionary(f"dictionary format version {data[4]} is not supported")
         if data[5:8] != b"\0\0\0":
             raise InvalidDictionary("dictionary file has non-zero reserved bytes")
@@ -100,6 +117,15 @@ class Dictionary:
         end = 16 + m + c
         if not 0 < c <= MAX_CONTENT or end + 32 > len(data):
             raise InvalidDictionary(f"content length {c} is invalid for a {len(data)}-byte file")
+        content_end, model = end, None
+        if data[4] == VERSION_MODEL:
+            if end + 4 + 32 > len(data):
+                raise InvalidDictionary("version 2 dictionary file ends before its model section")
+            size = int.from_bytes(data[end : end + 4], "little")
+            if not 0 < size <= MAX_MODEL or end + 4 + size + 32 > len(data):
+                raise InvalidDictionary(f"model section length {size} is invalid for a {len(data)}-byte file")
+            model = bytes(data[end + 4 : end + 4 + size])
+            end += 4 + size
         if end + 32 != len(data):
             raise InvalidDictionary(f"{len(data) - end - 32} unexpected bytes at the end of the file")
         if hashlib.sha256(data[:end]).digest() != data[end:]:
@@ -108,10 +134,10 @@ class Dictionary:
             meta = json.loads(data[12 : 12 + m])
         except (ValueError, RecursionError) as exc:
             raise InvalidDictionary(f"dictionary metadata is not JSON: {exc}") from exc
-        return cls._from_metadata(meta, bytes(data[16 + m : end]))
+        return cls._from_metadata(meta, bytes(data[16 + m : content_end]), model)
 
     @classmethod
-    def _from_metadata(cls, meta: Any, content: bytes) -> Dictionary:
+    def _from_metadata(cls, meta: Any, content: bytes, model: bytes | None = None) -> Dictionary:
         if not isinstance(meta, dict):
             raise InvalidDictionary("dictionary metadata is not a JSON object")
         want = {
@@ -130,6 +156,8 @@ class Dictionary:
         codec = meta["codec"]
         if codec.get("method") not in METHODS or not isinstance(codec.get("level"), int):
             raise InvalidDictionary(f"dictionary codec {codec!r} is not supported")
+        if (codec["method"] == "learned") != (model is not None):
+            raise InvalidDictionary("a learned codec needs a model section, and a model section a learned codec")
         if meta["serialization"] not in SERIALIZATIONS:
             raise InvalidDictionary(f"serialization {meta['serialization']!r} is not supported")
         schema = meta.get("schema")
@@ -157,9 +185,14 @@ class Dictionary:
             samples=meta["samples"],
             validation=meta["validation"],
             zeroc_version=meta["zeroc_version"],
+            model=model,
         )
         if d.id != meta["sha256"]:
             raise InvalidDictionary("dictionary content does not match its SHA-256")
+        if model is not None:
+            from zeroc._fieldmodel import Model
+
+            Model.from_bytes(model)  # every table checked now: a hostile model fails to load
         return d
 
     def save(self, path: str | os.PathLike[str]) -> Path:

@@ -995,6 +995,7 @@ class Model:
         from zeroc._fieldgen import generate
 
         self.root, self.common, self.samples, self.side = root, common, samples, side
+        self.seen = self.bits = self.misses = 0  # drift figures, kept by Codec and encode
         self.flag_total = samples + 2
         self.on = (0, common + 1, self.flag_total)
         self.off = (common + 1, samples - common + 1, self.flag_total)
@@ -1019,6 +1020,7 @@ class Model:
         if fast is not None:
             n, k = shortest(*fast, False)
             return k.to_bytes(n, "big") if n else b""
+        self.misses += 1
         enc = Encoder()
         enc.put(*self.off)
         self.root.encode(value, enc)

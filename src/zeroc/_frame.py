@@ -15,6 +15,7 @@ class Method(IntEnum):
     ZSTD_BLOCK = 1
     ZSTD_FRAME = 2
     DEFLATE = 3
+    LEARNED = 4
 
 
 class Ref(IntEnum):
@@ -59,7 +60,7 @@ def parse(frame: bytes) -> Header:
     if t >> 6:
         raise UnsupportedFrame(f"frame format version {(t >> 6) + 1} is not supported (tag 0x{t:02x})")
     method_bits = t & 0x07
-    if method_bits > Method.DEFLATE:
+    if method_bits > Method.LEARNED:
         raise UnsupportedFrame(f"frame method {method_bits} is reserved (tag 0x{t:02x})")
     ref = Ref((t >> 3) & 0x03)
     pos = 1 + _REF_SIZE[ref]
@@ -69,7 +70,7 @@ def parse(frame: bytes) -> Header:
     checksum = int.from_bytes(frame[pos:end], "little") if t & CHECKSUM_FLAG else None
     method = Method(method_bits)
     payload = frame[end:]
-    if not payload and method is not Method.STORED:
+    if not payload and method is not Method.STORED and method is not Method.LEARNED:
         raise TruncatedFrame(f"{method.name.lower()} frame has no payload")
     return Header(method, ref, bytes(frame[1:pos]), checksum, payload)
 

@@ -8,12 +8,15 @@ import gzip
 import json
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import zstandard as zstd
 
 from zeroc._codec import Codec
+from zeroc._compression import ZstdEngine
 from zeroc._dictionary import Dictionary
+from zeroc._fieldmodel import Model, breakdown
 from zeroc._errors import TrainingError, UsageError
 from zeroc._schema import Schema, resolve
 
@@ -23,12 +26,15 @@ TIMING_ROUNDS = 5
 HOLDOUT_EVERY = 5  # every 5th sample is held back: interleaved, so drift cannot bias the choice
 # Candidates the trainer measures. zstd 19 and deflate win on size but cost 10-30 µs a message.
 # Level 1 is left out: with a dictionary it encodes small messages no faster than level 3.
+# "learned" is the learned field model (spec/LEARNED_MODEL.md); its level is the zstd level of
+# its side stream (free text the model leaves to zstd and the dictionary).
 CANDIDATES: tuple[tuple[str, int], ...] = (
     ("zstd", 3),
     ("zstd", 9),
     ("zstd", 12),
     ("zstd", 19),
     ("deflate", 9),
+    ("learned", 19),
 )
 PREFERENCES = ("size", "speed", "balanced")
 SPEED_TIE = 1.15
@@ -124,7 +130,31 @@ def train(
 
     n = len(held)
     cands = list(candidates)
-    codecs = [Codec(draft, schema=sch, method=m, level=lv) for m, lv in cands]
+    learned = [c for c in cands if c[0] == "learned"]
+    if kind == "bytes" and learned:
+        cands = [c for c in cands if c[0] != "learned"]  # a model needs JSON values
+        learned = []
+    model_figures: dict[str, Any] = {}
+    draft_learned = draft
+    if learned:
+        step("learn field model", 0, 1)
+        as_json = _jsonable(values, sch)
+        train_values = [v for i, v in enumerate(as_json) if i % HOLDOUT_EVERY != HOLDOUT_EVERY - 1]
+        side = ZstdEngine(content, learned[0][1], max_window_size=8 << 20)
+        model = Model.learn(train_values, side=side, dictionary_size=size)
+        draft_learned = replace(
+            draft, model=model.to_bytes(), codec={"method": "learned", "level": learned[0][1]}
+        )
+        held_json = _jsonable(held, sch)
+        payloads = [model.encode(v) for v in held_json]
+        model_figures = {
+            "bits_per_message": round(8 * sum(map(len, payloads)) / n, 3),
+            "common_path": round(1 - model.misses / n, 4),
+            "fields": breakdown(model.root, held_json, n),
+        }
+    codecs = [
+        Codec(draft_learned if m == "learned" else draft, schema=sch, method=m, level=lv) for m, lv in cands
+    ]
     frames = [[c.encode(v) for v in held] for c in codecs]
     reference = _jsonable(held if kind != "bytes" else [s.decode("latin-1") for s in held_bytes], sch)
     # Rounds interleave every candidate and the json.dumps + gzip-6 reference, so a burst of
@@ -157,13 +187,21 @@ def train(
         "json_gzip_encode_us": round(json_gzip_us, 3),
         "candidates": results,
     }
+    if model_figures:
+        validation["model"] = model_figures
     chosen = choose(results, preference, json_gzip_us)
     # The figures came from a dictionary that never saw the held-back fifth; the one shipped is
     # retrained on every sample (on 100 tweets this is the difference between 723 and ~460 B).
     step("retrain on all samples", 0, 1)
     content = _train_zstd(serialized, size)
+    final_model = None
+    if chosen["method"] == "learned":
+        step("relearn field model on all samples", 0, 1)
+        side = ZstdEngine(content, chosen["level"], max_window_size=8 << 20)
+        final_model = Model.learn(_jsonable(values, sch), side=side, dictionary_size=size).to_bytes()
     step("done", 1, 1)
     return Dictionary(
+        model=final_model,
         content=content,
         serialization=kind,
         codec={"method": chosen["method"], "level": chosen["level"]},

@@ -53,6 +53,11 @@ DESCRIPTIONS = {
     ),
     "orjson+zstd-dict": "orjson + zstd level 3 with a 32 KB trained dictionary, default frame",
     "zeroc": "zeroc.train(samples, schema=...) with its defaults, then zeroc.Codec(dictionary)",
+    "zeroc-learned": (
+        "zeroc.train(samples, schema=..., candidates=[('learned', 19)]): the learned field model "
+        "(spec/LEARNED_MODEL.md), then zeroc.Codec(dictionary, frame_id='bare'): the model's "
+        "payload without the 1-byte frame tag (the context fixes dictionary and codec)"
+    ),
 }
 
 
@@ -72,6 +77,9 @@ def build(train: list[Any], message_class: type) -> list[Approach]:
     oj_zc, oj_zd = zstd.ZstdCompressor(level=3, dict_data=oj_dict), zstd.ZstdDecompressor(dict_data=oj_dict)
     plain_zc, plain_zd = zstd.ZstdCompressor(level=3), zstd.ZstdDecompressor()
     codec = zeroc.Codec(zeroc.train(train, schema=message_class))
+    learned = zeroc.Codec(
+        zeroc.train(train, schema=message_class, candidates=[("learned", 19)]), frame_id="bare"
+    )
     packb, unpackb = msgpack.packb, msgpack.unpackb
     loads = json.loads
 
@@ -96,5 +104,6 @@ def build(train: list[Any], message_class: type) -> list[Approach]:
             lambda b: orjson.loads(oj_zd.decompress(b)),
         ),
         "zeroc": (codec.encode, codec.decode),
+        "zeroc-learned": (learned.encode, learned.decode),
     }
     return [Approach(name, DESCRIPTIONS[name], enc, dec) for name, (enc, dec) in fns.items()]
