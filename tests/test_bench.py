@@ -24,6 +24,7 @@ APPROACHES = [
     "protobuf+zstd-dict-default-frame",
     "orjson+zstd-dict",
     "zeroc",
+    "zeroc-learned",
 ]
 
 

@@ -1,5 +1,6 @@
 """Dictionary files: verified on load, every corruption is an InvalidDictionary."""
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -14,7 +15,11 @@ def test_save_load_round_trip(workload_dicts: dict[str, Dictionary], tmp_path: P
     path = d.save(tmp_path / "order.zcd")
     back = Dictionary.load(path)
     assert back == d
-    assert back.id == d.sha256.hex() and back.short_id == int.from_bytes(d.sha256[:2], "little")
+    assert back.short_id == int.from_bytes(d.digest[:2], "little")
+    # "size" chose the learned model: the identity covers the content and the model section.
+    assert d.codec["method"] == "learned" and d.model is not None and path.read_bytes()[4] == 2
+    assert back.id == hashlib.sha256(d.sha256 + hashlib.sha256(d.model).digest()).hexdigest()
+    assert d.sha256 == hashlib.sha256(d.content).digest()  # what dcz names
     assert back.schema is not None and back.schema["message"] == "zeroc.workloads.Order"
     assert back.serialization == "protobuf" and back.samples == 5000
 

@@ -36,7 +36,8 @@ def test_tag_layout(method: Method, ref: Ref, checksum: bool, byte: int) -> None
     [
         (b"", TruncatedFrame),
         (b"\x40abc", UnsupportedFrame),  # version bits
-        (b"\x04abc", UnsupportedFrame),  # method 4 reserved
+        (b"\x04abc", UnsupportedFrame),  # method 4 (learned) without a dictionary reference
+        (b"\x05abc", UnsupportedFrame),  # method 5 reserved
         (b"\x07abc", UnsupportedFrame),
         (b"\x10\x01", TruncatedFrame),  # short id cut
         (b"\x18" + b"\x00" * 31, TruncatedFrame),  # sha256 cut

@@ -19,8 +19,9 @@ from zeroc._codec import Codec
 from zeroc._dictionary import MAGIC as DICT_MAGIC
 from zeroc._dictionary import Dictionary
 from zeroc._errors import ZerocError
+from zeroc._fieldmodel import Model
 from zeroc._schema import Schema
-from zeroc._train import PREFERENCES, train
+from zeroc._train import CANDIDATES, PREFERENCES, train
 
 
 class _Command(click.Group):
@@ -104,6 +105,13 @@ def _progress(stage: str, done: int, total: int) -> None:
 @_schema_options
 @click.option("--size", default=32 * 1024, show_default=True, help="dictionary size in bytes")
 @click.option("--preference", type=click.Choice(PREFERENCES), default="balanced", show_default=True)
+@click.option(
+    "--only",
+    "methods",
+    multiple=True,
+    type=click.Choice(sorted({m for m, _ in CANDIDATES})),
+    help="consider only these codecs (repeatable); e.g. --only learned for the learned field model",
+)
 def train_cmd(
     samples: tuple[str, ...],
     output: str,
@@ -112,6 +120,7 @@ def train_cmd(
     message: str | None,
     size: int,
     preference: str,
+    methods: tuple[str, ...],
 ) -> None:
     """Train a dictionary on SAMPLES (NDJSON, JSON array files or directories of .json)."""
     d = train(
@@ -119,6 +128,7 @@ def train_cmd(
         schema=_schema(schema, proto, message),
         size=size,
         preference=preference,
+        candidates=[c for c in CANDIDATES if not methods or c[0] in methods],
         progress=_progress,
     )
     d.save(output)
@@ -177,7 +187,10 @@ def _describe(data: bytes) -> dict[str, Any]:
         meta = d.metadata()
         if meta["schema"]:
             meta["schema"] = {k: v for k, v in meta["schema"].items() if k != "descriptor_set"}
-        return {"kind": "dictionary", "content_bytes": len(d.content), **meta}
+        extra = {}
+        if d.model is not None:
+            extra = {"model_bytes": len(d.model), "model": Model.from_bytes(d.model).describe()}
+        return {"kind": "dictionary", "content_bytes": len(d.content), **extra, **meta}
     if data[:4] == _frame.STREAM_MAGIC:
         sha, frames = _frame.iter_stream(data, max_frame=len(data))
         methods: dict[str, int] = {}
@@ -206,6 +219,21 @@ def _describe(data: bytes) -> dict[str, Any]:
     }
 
 
+def _print_fields(model: dict[str, Any] | None) -> None:
+    """The learned model's cost by field, measured on the held-back messages at training."""
+    if not model:
+        return
+    click.echo(
+        f"  learned model: {model['bits_per_message']:.1f} bits/message on the held-back split, "
+        f"{100 * model['common_path']:.1f}% on the common path"
+    )
+    width = max(len(f["field"]) for f in model["fields"])
+    click.echo(f"  {'field'.ljust(width)}  bits/msg  model")
+    for f in model["fields"]:
+        kind = f["model"] if len(f["model"]) <= 90 else f["model"][:87] + "..."
+        click.echo(f"  {f['field'].ljust(width)}  {f['bits']:8.2f}  {kind}")
+
+
 @main.command("inspect")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
@@ -224,6 +252,7 @@ def inspect_cmd(file: str, as_json: bool) -> None:
                         f"  candidate {c['method']}-{c['level']}: {c['bytes_per_message']} B/msg, "
                         f"encode {c['encode_us']} µs, decode {c['decode_us']} µs"
                     )
+                _print_fields(info["validation"].get("model"))
                 continue
         click.echo(f"{key}: {value}")
 

@@ -177,9 +177,18 @@ class Codec:
         assert model is not None
         if self.schema is not None and not isinstance(value, dict):
             value = self.schema.to_dict(value)
-        payload = model.encode(value)
+        payload = self._model_payload(model, value)
         model.seen += 1
         model.bits += 8 * len(payload)
+        return payload
+
+    def _model_payload(self, model: Model, value: Any) -> bytes:
+        misses = model.misses
+        payload = model.encode(value)
+        if model.misses != misses and self.schema is not None:
+            # Off the model's common path (which only schema-valid samples taught it), the
+            # schema still decides what is a valid value: this raises EncodeError naming the field.
+            self.schema.dumps(value)
         return payload
 
     def _encode_learned(self, value: Any) -> bytes:
@@ -187,7 +196,7 @@ class Codec:
         assert model is not None
         if self.schema is not None and not isinstance(value, dict):
             value = self.schema.to_dict(value)
-        payload = model.encode(value)
+        payload = self._model_payload(model, value)
         model.seen += 1
         model.bits += 8 * len(payload)
         method = int(Method.LEARNED)
@@ -248,9 +257,9 @@ class Codec:
     def decode_payload(self, frame: bytes, *, _context: Dictionary | None = None) -> bytes:
         """Decode a frame to its serialization (JSON text, protobuf bytes or raw bytes)."""
         if self._bare and _context is None:
-            return self._dumps(self.decode(frame))  # type: ignore[no-any-return]
+            return self._dumps(self.decode(frame))
         learned, out = self._decode(frame, _context)
-        return self._dumps(out) if learned else out  # type: ignore[no-any-return]
+        return self._dumps(out) if learned else out
 
     def _decode(self, frame: bytes, _context: Dictionary | None) -> tuple[bool, Any]:
         """(False, the serialization) or, for a learned-model frame, (True, the value)."""
@@ -262,8 +271,6 @@ class Codec:
             return False, self._block.decompress_block(frame[1:], self.max_decoded_size)
         h = parse(frame)
         if h.ref is Ref.NONE:
-            if h.method is Method.LEARNED:
-                raise UnknownDictionary("a learned-model frame must name its dictionary")
             engine = self._plain_engine(h.method)
         else:
             owner = self._owner(h.ref, h.reference, _context)

@@ -157,7 +157,9 @@ class Dictionary:
         if codec.get("method") not in METHODS or not isinstance(codec.get("level"), int):
             raise InvalidDictionary(f"dictionary codec {codec!r} is not supported")
         if (codec["method"] == "learned") != (model is not None):
-            raise InvalidDictionary("a learned codec needs a model section, and a model section a learned codec")
+            raise InvalidDictionary(
+                "a learned codec needs a model section, and a model section a learned codec"
+            )
         if meta["serialization"] not in SERIALIZATIONS:
             raise InvalidDictionary(f"serialization {meta['serialization']!r} is not supported")
         schema = meta.get("schema")

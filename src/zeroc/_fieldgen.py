@@ -43,6 +43,7 @@ class _Gen:
         self.depth = 1
         self.n = 0
         self.pending = 1  # totals of straight-line symbols, multiplied into ``den`` at once
+        self.opened: list[int] = []  # line counts where the open blocks began
 
     def const(self, obj: Any) -> str:
         self.n += 1
@@ -66,9 +67,12 @@ class _Gen:
         self.flush()
         self.emit(head)
         self.depth += 1
+        self.opened.append(len(self.lines))
 
     def dedent(self) -> None:
         self.flush()
+        if self.opened.pop() == len(self.lines):
+            self.emit("pass")  # a branch with nothing to code
         self.depth -= 1
 
     @contextmanager

@@ -63,6 +63,8 @@ def parse(frame: bytes) -> Header:
     if method_bits > Method.LEARNED:
         raise UnsupportedFrame(f"frame method {method_bits} is reserved (tag 0x{t:02x})")
     ref = Ref((t >> 3) & 0x03)
+    if method_bits == Method.LEARNED and ref is Ref.NONE:
+        raise UnsupportedFrame(f"a learned-model frame must name its dictionary (tag 0x{t:02x})")
     pos = 1 + _REF_SIZE[ref]
     end = pos + (4 if t & CHECKSUM_FLAG else 0)
     if len(frame) < end:

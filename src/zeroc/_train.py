@@ -16,8 +16,8 @@ import zstandard as zstd
 from zeroc._codec import Codec
 from zeroc._compression import ZstdEngine
 from zeroc._dictionary import Dictionary
-from zeroc._fieldmodel import Model, breakdown
 from zeroc._errors import TrainingError, UsageError
+from zeroc._fieldmodel import Model, breakdown
 from zeroc._schema import Schema, resolve
 
 MIN_SAMPLES = 32
