@@ -22,13 +22,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from zeroc._errors import DecodeError
+from zeroc._errors import DecodeError, LimitExceeded
 from zeroc._frame import Method
 
 FLAG_TOTAL = 1 << 16  # "has a side stream": ~0 bits when absent
 NO_SIDE = (1, FLAG_TOTAL - 1, FLAG_TOTAL)
 SIDE_MODES = 3  # the side stream as is (0), or a zstd-block (1) or magicless zstd frame (2)
 SIDE_RAW = 0
+# Symbols one payload may hold. The exact coder's integers grow with every symbol, so a message's
+# cost grows with the square of its symbols: past this, encoders refuse (a codec then uses zstd)
+# and decoders reject, which bounds the work any payload can cause.
+MAX_SYMBOLS = 4096
 
 
 def code_length(n: int) -> list[tuple[int, int, int]]:
@@ -84,14 +88,18 @@ def finish(low: int, rng: int, den: int, side: bytes, engine: Any = None) -> byt
 class Encoder:
     """Symbols in, payload out. Generated fast paths keep the same three integers as locals."""
 
-    __slots__ = ("den", "low", "rng", "side")
+    __slots__ = ("count", "den", "low", "rng", "side")
 
     def __init__(self) -> None:
         self.low, self.rng, self.den = 0, 1, 1
         self.side: list[bytes] = []
+        self.count = 0
 
     def put(self, start: int, freq: int, total: int) -> None:
         """Code the symbol occupying [start, start + freq) out of ``total``."""
+        self.count += 1
+        if self.count > MAX_SYMBOLS:
+            raise LimitExceeded(f"value needs more than {MAX_SYMBOLS} learned-model symbols")
         self.low = self.low * total + self.rng * start
         self.rng *= freq
         self.den *= total
@@ -115,7 +123,7 @@ class Decoder:
         self.num = int.from_bytes(data, "big")  # the payload is the fraction num / scale
         self.scale = 1 << (8 * len(data))
         self.x, self.R, self.den = self.num, self.scale, 1
-        self.budget = 100_000 + 64 * len(data)
+        self.budget = MAX_SYMBOLS + 8  # the body's symbols and the head's
         has_side = self.peek(FLAG_TOTAL) < 1
         self.take(0, 1, FLAG_TOTAL) if has_side else self.take(*NO_SIDE)
         size, mode = 0, SIDE_RAW

@@ -175,12 +175,19 @@ class Codec:
     def _encode_bare(self, value: Any) -> bytes:
         model = self._encode_model
         assert model is not None
-        if self.schema is not None and not isinstance(value, dict):
-            value = self.schema.to_dict(value)
+        value = self._as_value(value)
         payload = self._model_payload(model, value)
         model.seen += 1
         model.bits += 8 * len(payload)
         return payload
+
+    def _as_value(self, value: Any) -> Any:
+        """What a learned model codes: the value, or a protobuf message as its dict."""
+        if self.schema is None or isinstance(value, dict):
+            return value
+        # A message of the schema becomes its dict; anything else fails here, as it would in
+        # protobuf serialization, with an EncodeError that says why.
+        return self.schema.loads(self.schema.dumps(value))
 
     def _model_payload(self, model: Model, value: Any) -> bytes:
         misses = model.misses
@@ -194,25 +201,31 @@ class Codec:
     def _encode_learned(self, value: Any) -> bytes:
         model = self._encode_model
         assert model is not None
-        if self.schema is not None and not isinstance(value, dict):
-            value = self.schema.to_dict(value)
-        payload = self._model_payload(model, value)
-        model.seen += 1
-        model.bits += 8 * len(payload)
-        method = int(Method.LEARNED)
-        if len(payload) > LEARNED_RECHECK:
-            # Far from what the model learned: zstd with the dictionary may do better.
-            data = self._dumps(value)
-            zmethod, packed = self._engine.compress(data)
-            if len(packed) >= len(data):
-                zmethod, packed = 0, data
-            if len(packed) < len(payload):
-                method, payload = zmethod, packed
-                if self.checksum:
-                    return self._heads[method] + crc32(data).to_bytes(4, "little") + payload
+        value = self._as_value(value)
+        payload: bytes | None
+        try:
+            payload = self._model_payload(model, value)
+        except LimitExceeded:  # too many fields for the model's coder: zstd takes the value
+            payload = None
+        else:
+            model.seen += 1
+            model.bits += 8 * len(payload)
+        if payload is not None and len(payload) <= LEARNED_RECHECK:
+            if self.checksum:
+                crc = crc32(_json.dumps(value)).to_bytes(4, "little")
+                return self._heads[Method.LEARNED] + crc + payload
+            return self._heads[Method.LEARNED] + payload
+        # Far from what the model learned: zstd with the dictionary (or the serialization as it
+        # is) when that is smaller.
+        data = self._dumps(value)
+        method, packed = self._engine.compress(data)
+        if len(packed) >= len(data):
+            method, packed = 0, data
+        if payload is not None and len(payload) <= len(packed):
+            method, packed, data = int(Method.LEARNED), payload, _json.dumps(value)
         if self.checksum:
-            return self._heads[method] + crc32(_json.dumps(value)).to_bytes(4, "little") + payload
-        return self._heads[method] + payload
+            return self._heads[method] + crc32(data).to_bytes(4, "little") + packed
+        return self._heads[method] + packed
 
     def drift(self) -> dict[str, Any]:
         """How this codec's learned model fares on the messages it encoded: ``ratio`` is the

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from zeroc import _fieldmodel as fm
+from zeroc._arith import MAX_SYMBOLS
 from zeroc._errors import DecodeError
 
 
@@ -229,10 +230,12 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         if node.tokens:
             g.emit(f"if type({var}) is not str or not {var}: return None")
             g.emit(f"{ws} = {g.const(fm._TOKEN.findall)}({var})")
+            g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
         else:
             g.emit(f"if type({var}) is not str or not {var} or '  ' in {var} or {var}.strip(' ') != {var}:")
             g.emit("    return None")
             g.emit(f"{ws} = {var}.split(' ')")
+        g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
         _enc(node.count, g, f"len({ws})", [])
         if len(node.words) == 1:
             with g.block(f"for {w} in {ws}:"):
@@ -252,7 +255,7 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             _enc(child, g, name, names[:j])
     elif isinstance(node, fm.Array):
         it = g.tmp("it")
-        g.emit(f"if type({var}) is not list: return None")
+        g.emit(f"if type({var}) is not list or len({var}) > {MAX_SYMBOLS}: return None")
         _enc(node.lengths, g, f"len({var})", [])
         with g.block(f"for {it} in {var}:"):
             _enc(node.item, g, it, [])

@@ -21,7 +21,7 @@ from typing import Any
 import zstandard as zstd
 
 from zeroc import _json
-from zeroc._arith import FLAG_TOTAL, NO_SIDE, Decoder, Encoder, check, code_length, shortest
+from zeroc._arith import FLAG_TOTAL, MAX_SYMBOLS, NO_SIDE, Decoder, Encoder, check, code_length, shortest
 from zeroc._errors import DecodeError, InvalidDictionary
 
 MAX_CATEGORIES = 4096  # values a categorical keeps when learning
@@ -1036,7 +1036,7 @@ class Model:
                 total = self.flag_total
                 if (x * total) // R <= self.common:
                     value, x, R, den = self._fast_decode(
-                        x * total, R * (self.common + 1), FLAG_TOTAL * total, 100_000 + 64 * size
+                        x * total, R * (self.common + 1), FLAG_TOTAL * total, MAX_SYMBOLS
                     )
                     check(data, num, scale, x, R, den, size, False)
                     return value

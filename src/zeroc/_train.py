@@ -16,7 +16,7 @@ import zstandard as zstd
 from zeroc._codec import Codec
 from zeroc._compression import ZstdEngine
 from zeroc._dictionary import Dictionary
-from zeroc._errors import TrainingError, UsageError
+from zeroc._errors import LimitExceeded, TrainingError, UsageError
 from zeroc._fieldmodel import Model, breakdown
 from zeroc._schema import Schema, resolve
 
@@ -146,9 +146,10 @@ def train(
             draft, model=model.to_bytes(), codec={"method": "learned", "level": learned[0][1]}
         )
         held_json = _jsonable(held, sch)
-        payloads = [model.encode(v) for v in held_json]
+        sizes = [_model_bytes(model, v) for v in held_json]
+        coded = [s for s in sizes if s is not None]  # values past the coder's limit go to zstd
         model_figures = {
-            "bits_per_message": round(8 * sum(map(len, payloads)) / n, 3),
+            "bits_per_message": round(8 * sum(coded) / max(len(coded), 1), 3),
             "common_path": round(1 - model.misses / n, 4),
             "fields": breakdown(model.root, held_json, n),
         }
@@ -212,6 +213,13 @@ def train(
         validation=validation,
         zeroc_version=_version(),
     )
+
+
+def _model_bytes(model: Model, value: Any) -> int | None:
+    try:
+        return len(model.encode(value))
+    except LimitExceeded:
+        return None
 
 
 def _train_zstd(samples: list[bytes], size: int) -> bytes:
