@@ -67,3 +67,36 @@ def test_vectors_cover_every_method_and_reference() -> None:
     assert {h.method.name for h in headers} == {"STORED", "ZSTD_BLOCK", "ZSTD_FRAME", "DEFLATE"}
     assert {h.ref.name for h in headers} == {"NONE", "CONTEXT", "SHORT_ID", "SHA256"}
     assert any(h.checksum is not None for h in headers)
+
+
+LEARNED = json.loads((VECTORS / "learned.json").read_text(encoding="utf-8"))
+
+
+def learned_dictionary() -> Dictionary:
+    d = Dictionary.load(VECTORS / LEARNED["dictionary"])
+    raw = (VECTORS / LEARNED["dictionary"].replace(".zcd", ".dict")).read_bytes()
+    assert d.content == raw and d.sha256.hex() == LEARNED["content_sha256"] and d.id == LEARNED["identity"]
+    assert d.model is not None and d.codec["method"] == "learned"
+    return d
+
+
+@pytest.mark.parametrize("v", LEARNED["valid"], ids=lambda v: v["name"])
+def test_learned_frame(v: dict[str, Any]) -> None:
+    codec = Codec(learned_dictionary(), **v["codec"])
+    frame = bytes.fromhex(v["frame_hex"])
+    assert codec.decode(frame) == v["input"]
+    assert codec.encode(v["input"]) == frame  # this encoder still writes the released bytes
+
+
+@pytest.mark.parametrize("v", LEARNED["invalid"], ids=lambda v: v["name"])
+def test_learned_invalid_frame(v: dict[str, Any]) -> None:
+    with pytest.raises(getattr(zeroc, v["error"])):
+        Codec(learned_dictionary()).decode(bytes.fromhex(v["frame_hex"]))
+
+
+def test_learned_vectors_cover_the_paths() -> None:
+    names = {v["name"] for v in LEARNED["valid"]}
+    methods = {
+        bytes.fromhex(v["frame_hex"])[0] & 7 for v in LEARNED["valid"] if v["codec"].get("frame_id") != "bare"
+    }
+    assert methods == {1, 4} and {"bare-payload", "off-path-json-text", "side-stream-compressed"} <= names

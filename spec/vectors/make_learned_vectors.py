@@ -1,0 +1,75 @@
+"""Write the learned-model golden vectors (spec/LEARNED_MODEL.md). Run once; released vectors are
+never edited.
+
+python spec/vectors/make_learned_vectors.py        # refuses to overwrite existing files
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import zeroc
+from zeroc.workloads import generate
+
+HERE = Path(__file__).parent
+NAME = "search_request-learned.zcd"
+
+
+def main() -> None:
+    out = HERE / "learned.json"
+    if out.exists() and "--force" not in sys.argv:
+        sys.exit(f"{out} exists: released vectors are never edited (add new ones under a new version)")
+    d = zeroc.train(generate("search_request", 1500, seed=44), candidates=[("learned", 19)], size=4096)
+    d.save(HERE / NAME)
+    (HERE / NAME.replace(".zcd", ".dict")).write_bytes(d.content)
+    common = generate("search_request", 3, seed=45)
+    off_path = {**common[0], "page": 99}  # an unseen page: the general rules, JSON text "99"
+    unseen_key = {**common[0], "session": "b7f3c2"}  # the object escapes whole: zstd does better
+    texty = {
+        **common[1],
+        "query": "the quick brown fox jumps over the lazy dog " * 8,
+    }  # side stream compressed
+    far = {"not": "a search request", "list": list(range(200))}  # zstd with the dictionary does better
+
+    valid: list[dict[str, Any]] = []
+
+    def add(name: str, value: Any, **codec: Any) -> bytes:
+        frame = zeroc.Codec(d, **codec).encode(value)
+        valid.append({"name": name, "codec": codec, "input": value, "frame_hex": frame.hex()})
+        return frame
+
+    first = add("common-path-context", common[0])
+    add("common-path-2", common[1])
+    add("common-path-short-id", common[2], frame_id="short")
+    checked = add("common-path-sha256-checksum", common[2], frame_id="sha256", checksum=True)
+    add("bare-payload", common[0], frame_id="bare")
+    add("off-path-json-text", off_path)
+    add("unseen-key-zstd", unseen_key)
+    add("side-stream-compressed", texty)
+    add("far-from-the-model-zstd", far)
+    invalid = [
+        # A learned payload has no redundancy: cut short, it is often another valid message. The
+        # checksum (or the transport's) is what catches truncation.
+        ("truncated-checksummed", checked[:-1], "ChecksumMismatch"),
+        ("padded-payload", first + b"\x00", "DecodeError"),
+        ("learned-without-dictionary", b"\x04" + first[1:], "UnsupportedFrame"),
+        ("learned-names-unknown-dictionary", b"\x14\x00\x00" + first[1:], "DictionaryMismatch"),
+        ("side-stream-past-the-end", b"\x0c\x00\x00\x00\x01", "DecodeError"),
+    ]
+    doc = {
+        "spec": "spec/LEARNED_MODEL.md, version 1",
+        "dictionary": NAME,
+        "identity": d.id,
+        "content_sha256": d.sha256.hex(),
+        "valid": valid,
+        "invalid": [{"name": n, "frame_hex": b.hex(), "error": e} for n, b, e in invalid],
+    }
+    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out}: {len(valid)} valid, {len(invalid)} invalid")
+
+
+if __name__ == "__main__":
+    main()
