@@ -47,7 +47,7 @@ def code_length(n: int) -> list[tuple[int, int, int]]:
 def shortest(low: int, rng: int, den: int, contained: bool) -> tuple[int, int]:
     """The canonical (n, k): k / 256^n lies in [low/den, (low+rng)/den) — all of
     [k/256^n, (k+1)/256^n) does when side bytes follow — with n the first that works counting
-    up from a bound one byte below the interval's width (a lucky shorter number is not sought:
+    up from ``n0``, one byte below the interval's width (a lucky shorter number is not sought:
     it would cost a search of every length per message)."""
     n = max(0, (den.bit_length() - rng.bit_length()) // 8 - 1)
     high = low + rng
@@ -187,20 +187,21 @@ class Decoder:
 def check(data: bytes, num: int, scale: int, x: int, R: int, den: int, arith: int, contained: bool) -> None:
     """Reject a payload that is not the canonical one for the symbols decoded from it: its first
     ``arith`` bytes must be the number the encoder chooses for the final interval."""
-    low, rng = (num * den - x) // scale, R // scale
     if not contained:
-        # Canonical when the payload is the smallest number of its length in the interval
-        # (x < den: its position inside the interval is below one unit of its last byte) and
-        # no length from the search's starting bound up to it would have done.
-        n0 = max(0, (den.bit_length() - rng.bit_length()) // 8 - 1)
+        # The payload P = num/scale sits at x/R of the final interval. It is canonical when it is
+        # the smallest number of its length there (x < den: below one unit of its last byte)
+        # and no length from n0 up to it would do: the smallest number j bytes shorter is P
+        # rounded up by delta = -num mod 256^j, inside the interval iff x + delta*den < R.
+        n0 = max(0, (den.bit_length() - (R.bit_length() - 8 * arith)) // 8 - 1)
         canonical = n0 <= arith and x < den
-        high = low + rng
-        for n in range(n0, arith if canonical else n0):
-            shift = 8 * n
-            if -(-(low << shift) // den) * den < high << shift:
-                canonical = False
-                break
+        if canonical:
+            neg = -num
+            for n in range(n0, arith):
+                if x + (neg & ((1 << (8 * (arith - n))) - 1)) * den < R:
+                    canonical = False
+                    break
     else:
+        low, rng = (num * den - x) // scale, R // scale
         n, k = shortest(low, rng, den, True)
         canonical = n == arith and (not n or int.from_bytes(data[:n], "big") == k)
     if not canonical:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from zeroc import _json
+from zeroc._arith import shortest
 from zeroc._compression import DeflateEngine, Engine, ZstdEngine, make_engine
 from zeroc._dictionary import Dictionary, DictionaryStore
 from zeroc._errors import (
@@ -153,6 +154,7 @@ class Codec:
             if self._model is not None:
                 self._learned_tag = tag(Method.LEARNED, ref, False)
         self._encode_model = self._model if self.method == "learned" else None
+        self._learned_head = self._heads[Method.LEARNED]
         self._expected_bits = 0.0
         if dictionary is not None and self._model is not None:
             self._expected_bits = float(dictionary.validation.get("model", {}).get("bits_per_message", 0.0))
@@ -175,8 +177,14 @@ class Codec:
     def _encode_bare(self, value: Any) -> bytes:
         model = self._encode_model
         assert model is not None
-        value = self._as_value(value)
-        payload = self._model_payload(model, value)
+        if type(value) is dict:
+            fast = model._fast_encode(value)
+            if fast is not None:  # the common case inline: on the model's common path
+                n, k = shortest(*fast, False)
+                model.seen += 1
+                model.bits += 8 * n
+                return k.to_bytes(n, "big")
+        payload = self._model_payload(model, self._as_value(value))
         model.seen += 1
         model.bits += 8 * len(payload)
         return payload
@@ -201,6 +209,14 @@ class Codec:
     def _encode_learned(self, value: Any) -> bytes:
         model = self._encode_model
         assert model is not None
+        if type(value) is dict:
+            fast = model._fast_encode(value)
+            if fast is not None:  # the common case inline: on the model's common path
+                n, k = shortest(*fast, False)
+                if n <= LEARNED_RECHECK and not self.checksum:
+                    model.seen += 1
+                    model.bits += 8 * n
+                    return self._learned_head + k.to_bytes(n, "big")
         value = self._as_value(value)
         payload: bytes | None
         try:
@@ -247,9 +263,11 @@ class Codec:
     def decode(self, frame: bytes, *, as_message: bool = False) -> Any:
         """Decode one frame; protobuf codecs return a dict, or the message if ``as_message``."""
         if self._bare:
-            if not isinstance(frame, (bytes, bytearray, memoryview)):
-                raise UsageError(f"frame must be bytes, not {type(frame).__name__}")
-            value = self._model.decode(bytes(frame), self.max_decoded_size)  # type: ignore[union-attr]
+            if type(frame) is not bytes:
+                if not isinstance(frame, (bytearray, memoryview)):
+                    raise UsageError(f"frame must be bytes, not {type(frame).__name__}")
+                frame = bytes(frame)
+            value = self._model.decode(frame, self.max_decoded_size)  # type: ignore[union-attr]
             if as_message:
                 if self.schema is None:
                     raise UsageError("as_message needs a protobuf schema")
