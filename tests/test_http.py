@@ -23,6 +23,7 @@ import zeroc
 from zeroc.http import AsyncClient, Client
 from zeroc.http._content import ContentCodings
 from zeroc.http.demo import ORDERS, train_demo_dictionary
+from zeroc.workloads import Order, generate
 
 ZEROC = str(Path(sys.executable).with_name("zeroc"))
 
@@ -251,3 +252,44 @@ def test_head_passes_through_untouched(server: Server) -> None:
         return
     plain = httpx.get(server.url + "/orders", headers={"accept-encoding": "identity"})
     assert head.status_code == 200 and int(head.headers["content-length"]) == len(plain.content)
+
+
+@pytest.fixture(scope="module")
+def learned_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dictionary whose codec is the learned field model (spec/LEARNED_MODEL.md)."""
+    d = zeroc.train(generate("order", 3000, seed=1), schema=Order, candidates=[("learned", 19)])
+    assert d.codec["method"] == "learned"
+    path = tmp_path_factory.mktemp("http-learned") / "orders-learned.zcd"
+    d.save(path)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["asgi", "wsgi"])
+def test_the_http_layer_serves_learned_frames_without_knowing(learned_file: Path, kind: str) -> None:
+    port = free_port()
+    args = [ZEROC, "serve-demo", "--port", str(port), "--dict", str(learned_file)]
+    proc = subprocess.Popen([*args, "--wsgi"] if kind == "wsgi" else args, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/health").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        with Client(url) as client:
+            reply = client.get("/orders/1")
+            assert reply.encoding == "zeroc" and reply.value == ORDERS[1]
+            assert reply.response.content[0] & 7 == 4  # frame method 4: the learned model
+            posted = client.post("/orders/echo", json=ORDERS[3])
+            assert posted.status_code == 200 and posted.value == ORDERS[3]
+            assert client.fallbacks == 0
+        gz = httpx.get(url + "/orders/1", headers={"accept-encoding": "gzip"})
+        assert gz.json() == ORDERS[1]
+        print(f"{kind}: one Order as a learned frame {reply.wire_bytes} B, gzip {gz.num_bytes_downloaded} B")
+        assert reply.wire_bytes * 8 <= gz.num_bytes_downloaded
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
