@@ -247,3 +247,19 @@ def test_cli_trains_a_model_and_shows_where_the_bits_go(tmp_path: Path) -> None:
     print(out)
     assert "codec: method=learned" in out and "bits/msg" in out
     assert "$.query" in out and "$.filters[]" in out and "words(" in out
+
+
+def test_one_model_serves_many_threads_exactly(json_orders: Dictionary) -> None:
+    """Rules read earlier fields passed as arguments, never stored on the shared model."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    codec = Codec(json_orders)
+    msgs = generate("order", 1600, seed=31)
+    for i, m in enumerate(msgs):  # off the common path (an unseen street) but through every rule
+        m["shipping_address"]["street"] = f"{i} Unseen-{i % 7} Way"
+
+    def round_trip(chunk: list[dict[str, object]]) -> bool:
+        return all(codec.decode(codec.encode(m)) == m for m in chunk)
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(round_trip, [msgs[i::8] for i in range(8)]))

@@ -425,19 +425,18 @@ class Object(Escaping):
         return type(v) is dict and tuple(v) == self.keys
 
     def put(self, v: Any, enc: Encoder) -> None:
-        context: list[Any] = []
-        for child, value in zip(self.children, v.values(), strict=True):
-            if isinstance(child, (Predicted, Prefixed)):
-                child.context = context
-            child.encode(value, enc)
+        context: list[Any] = []  # the values so far: rules read them (passed, never stored,
+        for child, value in zip(self.children, v.values(), strict=True):  # so threads may share)
+            if isinstance(child, Rule):
+                child.encode_in(value, enc, context)
+            else:
+                child.encode(value, enc)
             context.append(value)
 
     def get(self, dec: Decoder) -> Any:
         context: list[Any] = []
         for child in self.children:
-            if isinstance(child, (Predicted, Prefixed)):
-                child.context = context
-            context.append(child.decode(dec))
+            context.append(child.decode_in(dec, context) if isinstance(child, Rule) else child.decode(dec))
         return dict(zip(self.keys, context, strict=True))
 
     def describe(self) -> str:
@@ -456,30 +455,65 @@ class Object(Escaping):
 _MISS = object()
 
 
-class Predicted(Escaping):
-    """A field computed from an earlier field of its object (``source``), with an escape to
-    ``other`` for the values that break the rule: one symbol when the prediction holds."""
+class Rule(Escaping):
+    """A field of an object that reads an earlier field of it (``source``): one symbol when the
+    rule holds, else an escape and the value through ``other``. The earlier values come as an
+    argument (``encode_in``/``decode_in``), so one model may serve many threads."""
+
+    source = 0
+
+    def holds(self, v: Any, src: Any) -> bool:
+        raise NotImplementedError
+
+    def put_rest(self, v: Any, enc: Encoder, src: Any) -> None:
+        pass  # the rule gives the whole value
+
+    def get_value(self, dec: Decoder, src: Any) -> Any:
+        raise NotImplementedError
+
+    def encode_in(self, v: Any, enc: Encoder, context: list[Any]) -> None:
+        src = context[self.source] if self.source < len(context) else _MISS
+        if self.holds(v, src):
+            enc.put(self.esc, self.total - self.esc, self.total)
+            self.put_rest(v, enc, src)
+        else:
+            enc.put(0, self.esc, self.total)
+            assert self.other is not None
+            self.other.encode(v, enc)
+
+    def decode_in(self, dec: Decoder, context: list[Any]) -> Any:
+        slot = dec.peek(self.total)
+        if slot < self.esc:
+            dec.take(0, self.esc, self.total)
+            assert self.other is not None
+            return self.other.decode(dec)
+        dec.take(self.esc, self.total - self.esc, self.total)
+        return self.get_value(dec, context[self.source] if self.source < len(context) else _MISS)
+
+    def encode(self, v: Any, enc: Encoder) -> None:
+        self.encode_in(v, enc, [])  # outside an object: the rule cannot hold
+
+    def decode(self, dec: Decoder) -> Any:
+        return self.decode_in(dec, [])
+
+
+class Predicted(Rule):
+    """A field computed from the earlier field, with an escape to ``other`` for the values that
+    break the rule."""
 
     def __init__(self, source: int, other: Node, esc: int, hits: int) -> None:
         self.source, self.other = source, other
         self.esc, self.total = esc, esc + hits
-        self.context: list[Any] = []  # the object's earlier values, set by Object
-
-    def predict(self) -> Any:
-        return self.compute(self.context[self.source])
 
     def compute(self, source: Any) -> Any:
         raise NotImplementedError
 
-    def fits(self, v: Any) -> bool:
-        predicted = self.predict()
+    def holds(self, v: Any, src: Any) -> bool:
+        predicted = self.compute(src)
         return predicted is not _MISS and _key(predicted) == _key(v)
 
-    def put(self, v: Any, enc: Encoder) -> None:
-        pass  # the prediction is the value
-
-    def get(self, dec: Decoder) -> Any:
-        predicted = self.predict()
+    def get_value(self, dec: Decoder, src: Any) -> Any:
+        predicted = self.compute(src)
         if predicted is _MISS:
             raise DecodeError("a predicted field has no prediction")
         return _copy(predicted)
@@ -573,7 +607,7 @@ class SumOf(Predicted):
         return {"kind": self.kind, "a": self.a, "b": self.b, "scale": self.scale, **self._rule()}
 
 
-class Prefixed(Escaping):
+class Prefixed(Rule):
     """A string whose prefix is set by an earlier field (postal code given city): the prefix
     from a table, the rest through its own model; an escape to ``other`` for the rest."""
 
@@ -584,20 +618,16 @@ class Prefixed(Escaping):
     ) -> None:
         self.source, self.table, self.rest, self.other = source, table, rest, other
         self.esc, self.total = esc, esc + hits
-        self.context: list[Any] = []
 
-    def _prefix(self) -> str | None:
-        return self.table.get(_key(self.context[self.source]))
-
-    def fits(self, v: Any) -> bool:
-        prefix = self._prefix()
+    def holds(self, v: Any, src: Any) -> bool:
+        prefix = self.table.get(_key(src))
         return prefix is not None and type(v) is str and v.startswith(prefix)
 
-    def put(self, v: Any, enc: Encoder) -> None:
-        self.rest.encode(v[len(self._prefix() or "") :], enc)
+    def put_rest(self, v: Any, enc: Encoder, src: Any) -> None:
+        self.rest.encode(v[len(self.table[_key(src)]) :], enc)
 
-    def get(self, dec: Decoder) -> Any:
-        prefix, rest = self._prefix(), self.rest.decode(dec)
+    def get_value(self, dec: Decoder, src: Any) -> Any:
+        prefix, rest = self.table.get(_key(src)), self.rest.decode(dec)
         if prefix is None or type(rest) is not str:
             raise DecodeError("a prefixed field cannot be rebuilt")
         return prefix + rest
@@ -1126,12 +1156,11 @@ def breakdown(node: Node, values: list[Any], messages: int, path: str = "$") -> 
         fitting = [v for v in values if node.fits(v)]
         for j, (key, child) in enumerate(zip(node.keys, node.children, strict=True)):
             column = [list(v.values())[j] for v in fitting]
-            if isinstance(child, (Predicted, Prefixed)):
+            if isinstance(child, Rule):
                 contexts = [list(v.values())[:j] for v in fitting]
                 meter = Meter(loo=False)
                 for ctx, v in zip(contexts, column, strict=True):
-                    child.context = ctx
-                    child.encode(v, meter)
+                    child.encode_in(v, meter, ctx)
                 rows.append(
                     {
                         "field": f"{path}.{key}",
