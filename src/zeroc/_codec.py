@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from zeroc import _json
-from zeroc._arith import shortest
 from zeroc._compression import DeflateEngine, Engine, ZstdEngine, make_engine
 from zeroc._dictionary import Dictionary, DictionaryStore
 from zeroc._errors import (
@@ -180,10 +179,9 @@ class Codec:
         if type(value) is dict:
             fast = model._fast_encode(value)
             if fast is not None:  # the common case inline: on the model's common path
-                n, k = shortest(*fast, False)
                 model.seen += 1
-                model.bits += 8 * n
-                return k.to_bytes(n, "big")
+                model.bits += 8 * len(fast)
+                return fast
         payload = self._model_payload(model, self._as_value(value))
         model.seen += 1
         model.bits += 8 * len(payload)
@@ -209,14 +207,12 @@ class Codec:
     def _encode_learned(self, value: Any) -> bytes:
         model = self._encode_model
         assert model is not None
-        if type(value) is dict:
+        if type(value) is dict and not self.checksum:
             fast = model._fast_encode(value)
-            if fast is not None:  # the common case inline: on the model's common path
-                n, k = shortest(*fast, False)
-                if n <= LEARNED_RECHECK and not self.checksum:
-                    model.seen += 1
-                    model.bits += 8 * n
-                    return self._learned_head + k.to_bytes(n, "big")
+            if fast is not None and len(fast) <= LEARNED_RECHECK:  # the common case inline
+                model.seen += 1
+                model.bits += 8 * len(fast)
+                return self._learned_head + fast
         value = self._as_value(value)
         payload: bytes | None
         try:

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from zeroc import _fieldmodel as fm
-from zeroc._arith import MAX_SYMBOLS
+from zeroc._arith import FLAG_TOTAL, MAX_SYMBOLS, check
 from zeroc._errors import DecodeError
 
 
@@ -107,6 +107,9 @@ class _Gen:
         return v
 
 
+DIRECT = 1 << 14  # categoricals with at most this many slots get a slot -> entry list
+
+
 def _raw(node: fm.Node | None) -> bool:
     return node is None or isinstance(node, fm.Raw)
 
@@ -140,6 +143,11 @@ def _slots(node: fm.Categorical, g: _Gen, starts: str, freqs: str, values: str, 
     entries = g.const(list(zip(g.ns[starts], g.ns[freqs], g.ns[values], strict=True)))
     first = g.ns[starts][0]
     total = g.ns[starts][-1] + g.ns[freqs][-1]
+    if total <= DIRECT:  # one list entry per slot: a lookup, no index step
+        table = [None] * first
+        for entry in g.ns[entries]:
+            table += [entry] * entry[1]
+        return f"{g.const(table)}[{slot}]"
     if total <= 1 << 16 and len(g.ns[values]) <= 1 << 16:
         index = array("H" if len(g.ns[values]) > 256 else "B")
         for k, fr in enumerate(g.ns[freqs]):
@@ -197,6 +205,8 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         h = g.tmp("h")
         if kind == "key":
             g.emit(f"{h} = {d}.get(_key({var}))")
+        elif kind == "str":  # a non-str never equals a str key; an unhashable one raises TypeError
+            g.emit(f"{h} = {d}.get({var})")
         else:
             g.emit(f"{h} = {d}.get({var}) if type({var}) is {kind} else None")
         if _raw(node.fallback):
@@ -369,25 +379,58 @@ def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     return out
 
 
-Fast = tuple[
-    Callable[[Any], tuple[int, int, int] | None], Callable[[int, int, int, int], tuple[Any, int, int, int]]
-]
+Fast = tuple[Callable[[Any], bytes | None], Callable[[bytes], Any]]
+OFF = object()  # what the generated decoder returns for a payload that is not on the common path
 
 
-def generate(root: fm.Node, flag: tuple[int, int, int]) -> Fast:
-    """The common-path encoder ``value -> (low, rng, den) | None`` (the flag symbol included)
-    and decoder ``(x, R, den, budget) -> (value, x, R, den)`` (called after the flag was taken)."""
+def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common: int) -> Fast:
+    """The common-path encoder ``value -> payload | None`` and decoder ``payload -> value | OFF``.
+
+    ``head`` is the interval after the head and the flag symbol (no side stream, common path);
+    the decoder checks both symbols itself and returns ``OFF`` when either says otherwise."""
     g = _Gen()
-    g.emit(f"low, rng, den = {flag[0]}, {flag[1]}, {flag[2]}")
+    g.emit(f"low, rng, den = {head[0]}, {head[1]}, {head[2]}")
     _enc(root, g, "value", [])
     g.flush()
-    g.emit("return low, rng, den")
-    enc_src = "def _encode(value):\n" + "\n".join(g.lines)
+    # The canonical payload (_arith.shortest), inline: this runs once per message.
+    g.emit("n = (den.bit_length() - rng.bit_length()) // 8 - 1")
+    g.emit("if n < 0: n = 0")
+    g.emit("high = low + rng")
+    with g.block("while True:"):
+        g.emit("s = 8 * n")
+        g.emit("k = -(-(low << s) // den)")
+        g.emit("if k * den < high << s: return k.to_bytes(n, 'big')")
+        g.emit("n += 1")
+    body = "\n".join("    " + line for line in g.lines)
+    # A TypeError means an unhashable value where a table key was expected: off the path.
+    enc_src = f"def _encode(value):\n    try:\n{body}\n    except TypeError:\n        return None"
     g.lines = []
+    g.emit("num = int.from_bytes(data, 'big')")
+    g.emit("size = len(data)")
+    g.emit("scale = 1 << (8 * size)")
+    g.emit(f"if num * {FLAG_TOTAL} < scale: return _OFF  # a side stream: not the common path")
+    g.emit(f"x = num * {FLAG_TOTAL} - scale")
+    g.emit(f"R = scale * {FLAG_TOTAL - 1}")
+    g.emit(f"xT = x * {flag_total}")
+    g.emit(f"if xT // R > {common}: return _OFF  # the flag says: off the common path")
+    g.emit("x = xT")
+    g.emit(f"R *= {common + 1}")
+    g.emit(f"den = {FLAG_TOTAL * flag_total}")
+    g.emit(f"budget = {MAX_SYMBOLS}")
     out = _dec(root, g, [])
     g.flush()
-    g.emit(f"return {out}, x, R, den")
-    dec_src = "def _decode(x, R, den, budget):\n" + "\n".join(g.lines)
+    # The canonical-form check (_arith.check), inline for the common case.
+    g.emit("n0 = (den.bit_length() - (R.bit_length() - 8 * size)) // 8 - 1")
+    g.emit("if n0 < 0: n0 = 0")
+    g.emit("if n0 > size or x >= den: _check(data, num, scale, x, R, den, size, False)")
+    with g.block("if n0 < size:"):
+        g.emit("neg = -num")
+        with g.block("for n in range(n0, size):"):
+            g.emit("if x + (neg & ((1 << (8 * (size - n))) - 1)) * den < R:")
+            g.emit("    _check(data, num, scale, x, R, den, size, False)")
+    g.emit(f"return {out}")
+    dec_src = "def _decode(data):\n" + "\n".join(g.lines)
     ns = g.ns
+    ns["_OFF"], ns["_check"] = OFF, check
     exec(compile(enc_src + "\n\n" + dec_src, "<zeroc learned model>", "exec"), ns)  # noqa: S102 - our own source
     return ns["_encode"], ns["_decode"]

@@ -21,7 +21,7 @@ from typing import Any
 import zstandard as zstd
 
 from zeroc import _json
-from zeroc._arith import FLAG_TOTAL, MAX_SYMBOLS, NO_SIDE, Decoder, Encoder, check, code_length, shortest
+from zeroc._arith import NO_SIDE, Decoder, Encoder, code_length
 from zeroc._errors import DecodeError, InvalidDictionary
 
 MAX_CATEGORIES = 4096  # values a categorical keeps when learning
@@ -1033,7 +1033,9 @@ class Model:
         head = Encoder()
         head.put(*NO_SIDE)
         head.put(*self.on)
-        self._fast_encode, self._fast_decode = generate(root, (head.low, head.rng, head.den))
+        self._fast_encode, self._fast_decode = generate(
+            root, (head.low, head.rng, head.den), self.flag_total, common
+        )
 
     @classmethod
     def learn(cls, samples: list[Any], side: Any = None, dictionary_size: int = 32 * 1024) -> Model:
@@ -1048,8 +1050,7 @@ class Model:
     def encode(self, value: Any) -> bytes:
         fast = self._fast_encode(value)
         if fast is not None:
-            n, k = shortest(*fast, False)
-            return k.to_bytes(n, "big") if n else b""
+            return fast
         self.misses += 1
         enc = Encoder()
         enc.put(*self.off)
@@ -1057,19 +1058,12 @@ class Model:
         return enc.finish(self.side)
 
     def decode(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
+        from zeroc._fieldgen import OFF
+
         try:
-            # The common case inline: no side stream, on the common path.
-            num, size = int.from_bytes(data, "big"), len(data)
-            scale = 1 << (8 * size)
-            if num * FLAG_TOTAL >= scale:
-                x, R = num * FLAG_TOTAL - scale, scale * (FLAG_TOTAL - 1)
-                total = self.flag_total
-                if (x * total) // R <= self.common:
-                    value, x, R, den = self._fast_decode(
-                        x * total, R * (self.common + 1), FLAG_TOTAL * total, MAX_SYMBOLS
-                    )
-                    check(data, num, scale, x, R, den, size, False)
-                    return value
+            value = self._fast_decode(data)  # the common case: no side stream, common path
+            if value is not OFF:
+                return value
             dec = Decoder(data, self.side, max_size)
             if dec.peek(self.flag_total) <= self.common:
                 raise DecodeError("learned-model payload puts a side stream on the common path")
