@@ -405,16 +405,16 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     # A TypeError means an unhashable value where a table key was expected: off the path.
     enc_src = f"def _encode(value):\n    try:\n{body}\n    except TypeError:\n        return None"
     g.lines = []
+    # The head's "no side stream" and the flag's "common path", taken as one symbol: slots
+    # [flag_total, flag_total + 65535 * (common + 1)) of 65536 * flag_total.
     g.emit("num = int.from_bytes(data, 'big')")
     g.emit("size = len(data)")
     g.emit("scale = 1 << (8 * size)")
-    g.emit(f"if num * {FLAG_TOTAL} < scale: return _OFF  # a side stream: not the common path")
-    g.emit(f"x = num * {FLAG_TOTAL} - scale")
-    g.emit(f"R = scale * {FLAG_TOTAL - 1}")
-    g.emit(f"xT = x * {flag_total}")
-    g.emit(f"if xT // R > {common}: return _OFF  # the flag says: off the common path")
-    g.emit("x = xT")
-    g.emit(f"R *= {common + 1}")
+    g.emit(f"x = num * {FLAG_TOTAL * flag_total}")
+    g.emit(f"if x < {flag_total} * scale or x >= {flag_total + (FLAG_TOTAL - 1) * (common + 1)} * scale:")
+    g.emit("    return _OFF  # a side stream, or the flag says: off the common path")
+    g.emit(f"x -= {flag_total} * scale")
+    g.emit(f"R = scale * {(FLAG_TOTAL - 1) * (common + 1)}")
     g.emit(f"den = {FLAG_TOTAL * flag_total}")
     g.emit(f"budget = {MAX_SYMBOLS}")
     out = _dec(root, g, [])
