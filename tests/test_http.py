@@ -52,11 +52,11 @@ def dictionary_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module", params=["asgi", "wsgi"])
-def server(request: pytest.FixtureRequest, dictionary_file: Path) -> Iterator[Server]:
+def start_server(dictionary: Path, kind: str) -> Server:
+    """``zeroc serve-demo`` in a subprocess (uvicorn, or waitress for "wsgi"), once it answers."""
     port = free_port()
-    args = [ZEROC, "serve-demo", "--port", str(port), "--dict", str(dictionary_file)]
-    if request.param == "wsgi":
+    args = [ZEROC, "serve-demo", "--port", str(port), "--dict", str(dictionary)]
+    if kind == "wsgi":
         args.append("--wsgi")
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
@@ -64,16 +64,21 @@ def server(request: pytest.FixtureRequest, dictionary_file: Path) -> Iterator[Se
     while True:
         try:
             if httpx.get(url + "/health").status_code == 200:
-                break
+                return Server(proc, url)
         except httpx.HTTPError:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
             raise AssertionError(f"server did not start: {proc.stderr.read() if proc.stderr else ''}")
         time.sleep(0.1)
-    yield Server(proc, url)
-    proc.terminate()
-    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module", params=["asgi", "wsgi"])
+def server(request: pytest.FixtureRequest, dictionary_file: Path) -> Iterator[Server]:
+    s = start_server(dictionary_file, request.param)
+    yield s
+    s.proc.terminate()
+    s.proc.wait(timeout=10)
 
 
 def curl(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -266,30 +271,19 @@ def learned_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("kind", ["asgi", "wsgi"])
 def test_the_http_layer_serves_learned_frames_without_knowing(learned_file: Path, kind: str) -> None:
-    port = free_port()
-    args = [ZEROC, "serve-demo", "--port", str(port), "--dict", str(learned_file)]
-    proc = subprocess.Popen([*args, "--wsgi"] if kind == "wsgi" else args, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
+    server = start_server(learned_file, kind)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/health").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
-        with Client(url) as client:
+        with Client(server.url) as client:
             reply = client.get("/orders/1")
             assert reply.encoding == "zeroc" and reply.value == ORDERS[1]
             assert reply.response.content[0] & 7 == 4  # frame method 4: the learned model
             posted = client.post("/orders/echo", json=ORDERS[3])
             assert posted.status_code == 200 and posted.value == ORDERS[3]
             assert client.fallbacks == 0
-        gz = httpx.get(url + "/orders/1", headers={"accept-encoding": "gzip"})
+        gz = httpx.get(server.url + "/orders/1", headers={"accept-encoding": "gzip"})
         assert gz.json() == ORDERS[1]
         print(f"{kind}: one Order as a learned frame {reply.wire_bytes} B, gzip {gz.num_bytes_downloaded} B")
         assert reply.wire_bytes * 8 <= gz.num_bytes_downloaded
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
