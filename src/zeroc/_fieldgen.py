@@ -1,13 +1,15 @@
 """Specialised code for a learned model's common path, generated when the model is loaded.
 
-A message is on its model's *common path* when every field takes its usual branch: the object
-has the usual keys in the usual order, every categorical value was seen in training, every
-integer lies in its range, every predicted field equals its prediction, and nothing goes to the
-side stream. One flag symbol (``Model.common``) says so; the values are then coded *given* that
-they are on the common path (no escape symbols, categoricals without their escape mass), by
-straight-line code with the coder's three integers as locals (REFERENCE.md measured 2-3× from
-generating code, and 1.5-2.5× from the flag). Anything else returns ``None`` and the model's
-generic walker codes the message after the other flag value.
+A message is on its model's *common path* when every field takes its usual branch and nothing
+goes to the side stream: the object has the usual keys in the usual order, integers lie in their
+ranges, and every escape leads to a learned fallback rather than to JSON text
+(spec/LEARNED_MODEL.md §3 has the exact rules). One flag symbol (``Model.common``) says so; the
+values are then coded without the escape symbols that cannot occur (and categoricals that escape
+to JSON text without their escape mass), by straight-line code with the coder's integers as
+locals (REFERENCE.md measured 2-3× from generating code, and 1.5-2.5× from the flag). The
+generated encoder returns the payload, or ``None`` for a message off the path, which the model's
+general walker then codes after the other flag value; the generated decoder returns the value, or
+``OFF`` for a payload it must leave to the walker, and checks the canonical form itself.
 
 Only identifiers made here and integer literals reach the generated source; every table (value
 lists, dicts, strings) is passed in the namespace, so a model file can only ever supply data.
