@@ -259,6 +259,8 @@ class Codec:
     def decode(self, frame: bytes, *, as_message: bool = False) -> Any:
         """Decode one frame; protobuf codecs return a dict, or the message if ``as_message``."""
         if self._bare:
+            if type(frame) is bytes and not as_message:  # the common case
+                return self._model.decode(frame, self.max_decoded_size)  # type: ignore[union-attr]
             if type(frame) is not bytes:
                 if not isinstance(frame, (bytearray, memoryview)):
                     raise UsageError(f"frame must be bytes, not {type(frame).__name__}")

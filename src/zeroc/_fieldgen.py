@@ -84,6 +84,22 @@ class _Gen:
         yield
         self.dedent()
 
+    @contextmanager
+    def loop(self, head: str, count: str) -> Iterator[None]:
+        """A loop run ``count`` times: when its body's symbols have fixed totals, their product
+        goes into ``den`` once after the loop (as ``factor ** count``), not once per pass."""
+        self.indent(head)
+        start = len(self.lines)
+        yield
+        if self.pending != 1 and not any("den *=" in line for line in self.lines[start:]):
+            factor, self.pending = self.pending, 1
+            if self.opened.pop() == len(self.lines):
+                self.emit("pass")
+            self.depth -= 1
+            self.emit(f"den *= {factor} ** {count}")
+        else:
+            self.dedent()
+
     # -- the coder's operations on the locals low/rng/den (encode) and x/R/den (decode) -------
     def den(self, total: int) -> None:
         self.pending *= total
@@ -250,10 +266,10 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
         _enc(node.count, g, f"len({ws})", [])
         if len(node.words) == 1:
-            with g.block(f"for {w} in {ws}:"):
+            with g.loop(f"for {w} in {ws}:", f"len({ws})"):
                 _enc(node.words[0], g, w, [])
         else:
-            with g.block(f"for {i}, {w} in enumerate({ws}):"):
+            with g.loop(f"for {i}, {w} in enumerate({ws}):", f"len({ws})"):
                 for pos, model in enumerate(node.words):
                     last = pos == len(node.words) - 1
                     with g.block("else:" if last else f"{'if' if pos == 0 else 'elif'} {i} == {pos}:"):
@@ -269,7 +285,7 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         it = g.tmp("it")
         g.emit(f"if type({var}) is not list or len({var}) > {MAX_SYMBOLS}: return None")
         _enc(node.lengths, g, f"len({var})", [])
-        with g.block(f"for {it} in {var}:"):
+        with g.loop(f"for {it} in {var}:", f"len({var})"):
             _enc(node.item, g, it, [])
     elif isinstance(node, (fm.Predicted, fm.Prefixed)):
         p = g.tmp("p")
@@ -333,7 +349,7 @@ def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         g.emit(f"{n} = {_dec(node.count, g, [])}")
         _spend(g, n)
         g.emit(f"{parts} = []")
-        with g.block(f"for {i} in range({n}):"):
+        with g.loop(f"for {i} in range({n}):", n):
             if len(node.words) == 1:
                 g.emit(f"{parts}.append({_dec(node.words[0], g, [])})")
             else:
@@ -353,7 +369,7 @@ def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         g.emit(f"{n} = {_dec(node.lengths, g, [])}")
         _spend(g, n)
         g.emit(f"{out} = []")
-        with g.block(f"for _ in range({n}):"):
+        with g.loop(f"for _ in range({n}):", n):
             g.emit(f"{out}.append({_dec(node.item, g, [])})")
     elif isinstance(node, (fm.Predicted, fm.Prefixed)):
         p, s, total = g.tmp("p"), g.tmp("s"), node.total
@@ -382,7 +398,6 @@ def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
 
 
 Fast = tuple[Callable[[Any], bytes | None], Callable[[bytes], Any]]
-OFF = object()  # what the generated decoder returns for a payload that is not on the common path
 
 
 def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common: int) -> Fast:
@@ -433,6 +448,6 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     g.emit(f"return {out}")
     dec_src = "def _decode(data):\n" + "\n".join(g.lines)
     ns = g.ns
-    ns["_OFF"], ns["_check"] = OFF, check
+    ns["_OFF"], ns["_check"] = fm.OFF, check
     exec(compile(enc_src + "\n\n" + dec_src, "<zeroc learned model>", "exec"), ns)  # noqa: S102 - our own source
     return ns["_encode"], ns["_decode"]

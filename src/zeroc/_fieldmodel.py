@@ -453,6 +453,7 @@ class Object(Escaping):
 
 
 _MISS = object()
+OFF = object()  # what a generated decoder returns for a payload that is not on the common path
 
 
 class Rule(Escaping):
@@ -1058,8 +1059,6 @@ class Model:
         return enc.finish(self.side)
 
     def decode(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
-        from zeroc._fieldgen import OFF
-
         try:
             value = self._fast_decode(data)  # the common case: no side stream, common path
             if value is not OFF:
