@@ -47,6 +47,7 @@ class _Gen:
         self.n = 0
         self.pending = 1  # totals of straight-line symbols, multiplied into ``den`` at once
         self.opened: list[int] = []  # line counts where the open blocks began
+        self.ints: set[str] = set()  # variables known to hold ints (lengths)
 
     def const(self, obj: Any) -> str:
         self.n += 1
@@ -214,17 +215,22 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
     if not var.isidentifier():
         t = g.tmp("e")
         g.emit(f"{t} = {var}")
+        if var.startswith("len("):
+            g.ints.add(t)  # no type check needed
         var = t
     if isinstance(node, fm.Categorical):
         if len(node.values) == 1 and _raw(node.fallback):
-            g.emit(f"if _key({var}) != {g.const(node.keys[0])}: return None")
+            if var in g.ints and type(node.values[0]) is int:
+                g.emit(f"if {var} != {node.values[0]}: return None")
+            else:
+                g.emit(f"if _key({var}) != {g.const(node.keys[0])}: return None")
             return
         d, kind, total, _s, _f, _v = _cat_tables(node, g)
         h = g.tmp("h")
         if kind == "key":
             g.emit(f"{h} = {d}.get(_key({var}))")
-        elif kind == "str":  # a non-str never equals a str key; an unhashable one raises TypeError
-            g.emit(f"{h} = {d}.get({var})")
+        elif kind == "str" or var in g.ints:  # a non-str never equals a str key (an unhashable
+            g.emit(f"{h} = {d}.get({var})")  # value raises TypeError: off the path)
         else:
             g.emit(f"{h} = {d}.get({var}) if type({var}) is {kind} else None")
         if _raw(node.fallback):
@@ -260,8 +266,9 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             g.emit(f"{ws} = {g.const(fm._TOKEN.findall)}({var})")
             g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
         else:
-            g.emit(f"if type({var}) is not str or not {var} or '  ' in {var} or {var}.strip(' ') != {var}:")
+            g.emit(f"if type({var}) is not str or not {var} or {var}[0] == ' ' or {var}[-1] == ' ':")
             g.emit("    return None")
+            g.emit(f"if '  ' in {var}: return None")
             g.emit(f"{ws} = {var}.split(' ')")
         g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
         _enc(node.count, g, f"len({ws})", [])
