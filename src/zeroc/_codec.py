@@ -174,15 +174,12 @@ class Codec:
         return self._heads[method] + payload
 
     def _encode_bare(self, value: Any) -> bytes:
+        """The model's payload, counted for :meth:`drift`; LimitExceeded past the symbol limit."""
         model = self._encode_model
         assert model is not None
-        if type(value) is dict:
-            fast = model._fast_encode(value)
-            if fast is not None:  # the common case inline: on the model's common path
-                model.seen += 1
-                model.bits += 8 * len(fast)
-                return fast
-        payload = self._model_payload(model, self._as_value(value))
+        payload = model._fast_encode(value) if type(value) is dict else None
+        if payload is None:  # off the common path (or not a dict): the general rules
+            payload = self._model_payload(model, self._as_value(value))
         model.seen += 1
         model.bits += 8 * len(payload)
         return payload
@@ -205,28 +202,17 @@ class Codec:
         return payload
 
     def _encode_learned(self, value: Any) -> bytes:
-        model = self._encode_model
-        assert model is not None
-        if type(value) is dict and not self.checksum:
-            fast = model._fast_encode(value)
-            if fast is not None and len(fast) <= LEARNED_RECHECK:  # the common case inline
-                model.seen += 1
-                model.bits += 8 * len(fast)
-                return self._learned_head + fast
-        value = self._as_value(value)
         payload: bytes | None
         try:
-            payload = self._model_payload(model, value)
+            payload = self._encode_bare(value)
         except LimitExceeded:  # too many fields for the model's coder: zstd takes the value
             payload = None
-        else:
-            model.seen += 1
-            model.bits += 8 * len(payload)
-        if payload is not None and len(payload) <= LEARNED_RECHECK:
-            if self.checksum:
-                crc = crc32(_json.dumps(value)).to_bytes(4, "little")
-                return self._heads[Method.LEARNED] + crc + payload
-            return self._heads[Method.LEARNED] + payload
+        if payload is not None and len(payload) <= LEARNED_RECHECK:  # the common case
+            if not self.checksum:
+                return self._learned_head + payload
+            crc = crc32(_json.dumps(self._as_value(value))).to_bytes(4, "little")
+            return self._learned_head + crc + payload
+        value = self._as_value(value)
         # Far from what the model learned: zstd with the dictionary (or the serialization as it
         # is) when that is smaller.
         data = self._dumps(value)
