@@ -203,6 +203,12 @@ def test_hostile_model_files_are_rejected_or_stay_safe(workload_dicts: dict[str,
                 pass
     print(f"hostile model files: {rejected} rejected, {loaded} loaded and stayed safe")
     assert rejected > 100
+    # A section whose zstd header declares a terabyte is refused before anything is allocated.
+    forged = d.model[:4] + bytes([0xE0]) + (2**40).to_bytes(8, "little") + d.model[6:]
+    with pytest.raises(InvalidDictionary, match="declares"):
+        Dictionary.from_bytes(
+            Dictionary(d.content, d.serialization, d.codec, d.schema, model=forged).to_bytes()
+        )
     with pytest.raises(InvalidDictionary, match="does not decompress"):
         Dictionary.from_bytes(
             Dictionary(d.content, d.serialization, d.codec, d.schema, model=b"junk").to_bytes()

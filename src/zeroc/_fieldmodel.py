@@ -1086,6 +1086,11 @@ class Model:
     @classmethod
     def from_bytes(cls, data: bytes, side: Any = None) -> Model:
         try:
+            size = zstd.get_frame_parameters(data).content_size
+            if not 0 <= size <= MAX_MODEL_BYTES:  # checked before any allocation of that size
+                raise InvalidDictionary(
+                    f"learned model section declares {size} bytes (at most {MAX_MODEL_BYTES})"
+                )
             text = zstd.ZstdDecompressor().decompress(data, max_output_size=MAX_MODEL_BYTES)
         except zstd.ZstdError as exc:
             raise InvalidDictionary(f"learned model section does not decompress: {exc}") from exc
