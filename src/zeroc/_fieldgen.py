@@ -48,6 +48,7 @@ class _Gen:
         self.pending = 1  # totals of straight-line symbols, multiplied into ``den`` at once
         self.opened: list[int] = []  # line counts where the open blocks began
         self.ints: set[str] = set()  # variables known to hold ints (lengths)
+        self.slots = SLOT_BUDGET  # slot-table entries this model may still spend
 
     def const(self, obj: Any) -> str:
         self.n += 1
@@ -127,6 +128,7 @@ class _Gen:
 
 
 DIRECT = 1 << 14  # categoricals with at most this many slots get a slot -> entry list
+SLOT_BUDGET = 1 << 22  # slot-table entries per model (~32 MB at most; past it, binary search)
 
 
 def _raw(node: fm.Node | None) -> bool:
@@ -162,12 +164,14 @@ def _slots(node: fm.Categorical, g: _Gen, starts: str, freqs: str, values: str, 
     entries = g.const(list(zip(g.ns[starts], g.ns[freqs], g.ns[values], strict=True)))
     first = g.ns[starts][0]
     total = g.ns[starts][-1] + g.ns[freqs][-1]
-    if total <= DIRECT:  # one list entry per slot: a lookup, no index step
+    if total <= DIRECT and g.slots >= total:  # one list entry per slot: a lookup, no index step
+        g.slots -= total
         table = [None] * first
         for entry in g.ns[entries]:
             table += [entry] * entry[1]
         return f"{g.const(table)}[{slot}]"
-    if total <= 1 << 16 and len(g.ns[values]) <= 1 << 16:
+    if total <= 1 << 16 and len(g.ns[values]) <= 1 << 16 and g.slots >= total // 4:
+        g.slots -= total // 4
         index = array("H" if len(g.ns[values]) > 256 else "B")
         for k, fr in enumerate(g.ns[freqs]):
             index.extend([k] * fr)

@@ -27,7 +27,7 @@ from zeroc._errors import DecodeError, InvalidDictionary
 MAX_CATEGORIES = 4096  # values a categorical keeps when learning
 FORMAT = 1
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
-MAX_NODES = 200_000
+MAX_NODES = 50_000
 MAX_DEPTH = 64
 MAX_TABLE = 1 << 16
 MAX_TOTAL = 1 << 40
