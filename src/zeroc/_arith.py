@@ -47,9 +47,9 @@ def code_length(n: int) -> list[tuple[int, int, int]]:
 def shortest(low: int, rng: int, den: int, contained: bool) -> tuple[int, int]:
     """The canonical (n, k): k / 256^n lies in [low/den, (low+rng)/den) — all of
     [k/256^n, (k+1)/256^n) does when side bytes follow — with n the first that works counting
-    up from ``n0``, one byte below the interval's width (a lucky shorter number is not sought:
-    it would cost a search of every length per message)."""
-    n = max(0, (den.bit_length() - rng.bit_length()) // 8 - 1)
+    up from ``(bitlen(den) - bitlen(rng)) // 8``, where a number in the interval may first exist
+    (a shorter one needs luck that comes to fewer than 1 message in 128: not sought)."""
+    n = (den.bit_length() - rng.bit_length()) // 8
     high = low + rng
     while True:
         shift = 8 * n
@@ -192,7 +192,7 @@ def check(data: bytes, num: int, scale: int, x: int, R: int, den: int, arith: in
         # the smallest number of its length there (x < den: below one unit of its last byte)
         # and no length from n0 up to it would do: the smallest number j bytes shorter is P
         # rounded up by delta = -num mod 256^j, inside the interval iff x + delta*den < R.
-        n0 = max(0, (den.bit_length() - (R.bit_length() - 8 * arith)) // 8 - 1)
+        n0 = (den.bit_length() - (R.bit_length() - 8 * arith)) // 8
         canonical = n0 <= arith and x < den
         if canonical:
             neg = -num

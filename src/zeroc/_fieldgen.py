@@ -421,8 +421,7 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     _enc(root, g, "value", [])
     g.flush()
     # The canonical payload (_arith.shortest), inline: this runs once per message.
-    g.emit("n = (den.bit_length() - rng.bit_length()) // 8 - 1")
-    g.emit("if n < 0: n = 0")
+    g.emit("n = (den.bit_length() - rng.bit_length()) // 8")
     g.emit("high = low + rng")
     with g.block("while True:"):
         g.emit("s = 8 * n")
@@ -448,8 +447,7 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     out = _dec(root, g, [])
     g.flush()
     # The canonical-form check (_arith.check), inline for the common case.
-    g.emit("n0 = (den.bit_length() - (R.bit_length() - 8 * size)) // 8 - 1")
-    g.emit("if n0 < 0: n0 = 0")
+    g.emit("n0 = (den.bit_length() - (R.bit_length() - 8 * size)) // 8")
     g.emit("if n0 > size or x >= den: _check(data, num, scale, x, R, den, size, False)")
     with g.block("if n0 < size:"):
         g.emit("neg = -num")
