@@ -257,11 +257,12 @@ class Codec:
                     raise UsageError("as_message needs a protobuf schema")
                 return self.schema.loads_message(self.schema.dumps(value))
             return value
-        if len(frame) > 1 and not as_message and type(frame) is bytes:
-            if frame[0] == self._fast_tag:
+        if not as_message and type(frame) is bytes and frame:  # the common frames, unparsed
+            t = frame[0]
+            if t == self._fast_tag and len(frame) > 1:
                 return self._loads(self._block.decompress_block(frame[1:], self.max_decoded_size))
-        if frame and frame[0] == self._learned_tag and not as_message and type(frame) is bytes:
-            return self._model.decode(frame[1:], self.max_decoded_size)  # type: ignore[union-attr]
+            if t == self._learned_tag:
+                return self._model.decode(frame[1:], self.max_decoded_size)  # type: ignore[union-attr]
         learned, out = self._decode(frame, None)
         if as_message:
             if self.schema is None:

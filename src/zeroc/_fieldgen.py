@@ -112,7 +112,7 @@ class _Gen:
             self.emit(f"rng *= {freq}")
         self.den(total)
 
-    def take(self, start: str, freq: str, total: int, xT: bool = True) -> None:
+    def take(self, start: str, freq: str, total: int) -> None:
         """Take a symbol after ``xT = x * total`` was computed (decode)."""
         self.emit(f"x = xT - {start} * R" if start != "0" else "x = xT")
         if freq != "1":

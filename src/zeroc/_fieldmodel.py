@@ -874,10 +874,6 @@ def _scale(values: list[float]) -> int | None:
     return longest if longest <= 6 else None
 
 
-def learn(values: list[Any]) -> Node:
-    return Learner().learn(values)
-
-
 # -- reading a model's tables (spec/LEARNED_MODEL.md §2): checked before any node is built ----
 class _Reader:
     def __init__(self) -> None:
