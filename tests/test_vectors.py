@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard as zstd
 
 import zeroc
-from zeroc import Codec, Dictionary
+from zeroc import Codec, Dictionary, _json
 
 VECTORS = Path(__file__).resolve().parents[1] / "spec" / "vectors"
 DOC = json.loads((VECTORS / "vectors.json").read_text())
@@ -69,29 +70,53 @@ def test_vectors_cover_every_method_and_reference() -> None:
     assert any(h.checksum is not None for h in headers)
 
 
-LEARNED = json.loads((VECTORS / "learned.json").read_text(encoding="utf-8"))
+LEARNED_SETS = {
+    name: json.loads((VECTORS / name).read_text(encoding="utf-8"))
+    for name in ("learned.json", "learned-2.json")  # model formats 1 and 2
+}
+LEARNED = LEARNED_SETS["learned.json"]
 
 
-def learned_dictionary() -> Dictionary:
-    d = Dictionary.load(VECTORS / LEARNED["dictionary"])
-    raw = (VECTORS / LEARNED["dictionary"].replace(".zcd", ".dict")).read_bytes()
-    assert d.content == raw and d.sha256.hex() == LEARNED["content_sha256"] and d.id == LEARNED["identity"]
+def learned_dictionary(doc: dict[str, Any] = LEARNED) -> Dictionary:
+    d = Dictionary.load(VECTORS / doc["dictionary"])
+    raw = (VECTORS / doc["dictionary"].replace(".zcd", ".dict")).read_bytes()
+    assert d.content == raw and d.sha256.hex() == doc["content_sha256"] and d.id == doc["identity"]
     assert d.model is not None and d.codec["method"] == "learned"
     return d
 
 
-@pytest.mark.parametrize("v", LEARNED["valid"], ids=lambda v: v["name"])
-def test_learned_frame(v: dict[str, Any]) -> None:
-    codec = Codec(learned_dictionary(), **v["codec"])
+def _learned(kind: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    return [(doc, v) for doc in LEARNED_SETS.values() for v in doc[kind]]
+
+
+@pytest.mark.parametrize(("doc", "v"), _learned("valid"), ids=lambda x: x.get("name", x.get("dictionary")))
+def test_learned_frame(doc: dict[str, Any], v: dict[str, Any]) -> None:
+    codec = Codec(learned_dictionary(doc), **v["codec"])
     frame = bytes.fromhex(v["frame_hex"])
     assert codec.decode(frame) == v["input"]
     assert codec.encode(v["input"]) == frame  # this encoder still writes the released bytes
 
 
-@pytest.mark.parametrize("v", LEARNED["invalid"], ids=lambda v: v["name"])
-def test_learned_invalid_frame(v: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("doc", "v"), _learned("invalid"), ids=lambda x: x.get("name", x.get("dictionary")))
+def test_learned_invalid_frame(doc: dict[str, Any], v: dict[str, Any]) -> None:
     with pytest.raises(getattr(zeroc, v["error"])):
-        Codec(learned_dictionary()).decode(bytes.fromhex(v["frame_hex"]))
+        Codec(learned_dictionary(doc)).decode(bytes.fromhex(v["frame_hex"]))
+
+
+def test_learned_model_formats() -> None:
+    """Set 1's model is format 1 (no sure nodes); set 2's is format 2, and its frames put the
+    broken sure rules off the common path."""
+    from zeroc._fieldmodel import Model
+
+    for name, version in (("learned.json", 1), ("learned-2.json", 2)):
+        d = learned_dictionary(LEARNED_SETS[name])
+        assert d.model is not None
+        model = Model.from_bytes(d.model)
+        assert _json.loads(zstd.ZstdDecompressor().decompress(d.model))["format"] == version
+        if version == 2:
+            valid = {v["name"]: v for v in LEARNED_SETS[name]["valid"]}
+            off = [model._fast_encode(valid[n]["input"]) for n in ("sure-sum-broken", "sure-given-broken")]
+            assert off == [None, None] and model._fast_encode(valid["common-path"]["input"]) is not None
 
 
 def test_learned_vectors_cover_the_paths() -> None:

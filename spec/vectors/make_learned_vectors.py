@@ -1,7 +1,10 @@
 """Write the learned-model golden vectors (spec/LEARNED_MODEL.md). Run once; released vectors are
 never edited.
 
-python spec/vectors/make_learned_vectors.py        # refuses to overwrite existing files
+python spec/vectors/make_learned_vectors.py        # writes the sets that do not exist yet
+
+learned.json (model format 1, a SearchRequest model) and learned-2.json (model format 2: an Order
+model with ``sure`` rules and categoricals).
 """
 
 from __future__ import annotations
@@ -19,9 +22,14 @@ NAME = "search_request-learned.zcd"
 
 
 def main() -> None:
-    out = HERE / "learned.json"
-    if out.exists() and "--force" not in sys.argv:
-        sys.exit(f"{out} exists: released vectors are never edited (add new ones under a new version)")
+    for out, write in ((HERE / "learned.json", version_1), (HERE / "learned-2.json", version_2)):
+        if out.exists() and "--force" not in sys.argv:
+            print(f"{out} exists: released vectors are never edited (add new ones under a new version)")
+        else:
+            write(out)
+
+
+def version_1(out: Path) -> None:
     d = zeroc.train(generate("search_request", 1500, seed=44), candidates=[("learned", 19)], size=4096)
     d.save(HERE / NAME)
     (HERE / NAME.replace(".zcd", ".dict")).write_bytes(d.content)
@@ -62,6 +70,49 @@ def main() -> None:
     doc = {
         "spec": "spec/LEARNED_MODEL.md, version 1",
         "dictionary": NAME,
+        "identity": d.id,
+        "content_sha256": d.sha256.hex(),
+        "valid": valid,
+        "invalid": [{"name": n, "frame_hex": b.hex(), "error": e} for n, b, e in invalid],
+    }
+    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out}: {len(valid)} valid, {len(invalid)} invalid")
+
+
+def version_2(out: Path) -> None:
+    from zeroc._fieldmodel import Model, _walk
+
+    name = "order-learned.zcd"
+    d = zeroc.train(generate("order", 1500, seed=46), candidates=[("learned", 19)], size=4096)
+    assert d.model is not None
+    sure = [type(n).__name__ for n in _walk(Model.from_bytes(d.model).root) if getattr(n, "sure", False)]
+    assert {"SumOf", "Given"} <= set(sure), sure
+    d.save(HERE / name)
+    (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
+    common = generate("order", 4, seed=47)
+    wrong_total = {**common[0], "total_amount": common[0]["total_amount"] + 1.0}  # a sure rule broken
+    address = {**common[1]["shipping_address"]}
+    address["country"] = "XX" if address["country"] != "XX" else "YY"
+    wrong_country = {**common[1], "shipping_address": address}  # country no longer given by city
+    unseen = {**common[2], "items": [{**common[2]["items"][0], "product_id": 999_999}]}  # escapes
+    unseen["total_amount"] = round(unseen["items"][0]["quantity"] * unseen["items"][0]["price"], 2)
+
+    valid: list[dict[str, Any]] = []
+
+    def add(name: str, value: Any, **codec: Any) -> bytes:
+        frame = zeroc.Codec(d, **codec).encode(value)
+        valid.append({"name": name, "codec": codec, "input": value, "frame_hex": frame.hex()})
+        return frame
+
+    first = add("common-path", common[0])
+    add("common-path-bare", common[3], frame_id="bare")
+    add("sure-sum-broken", wrong_total)
+    add("sure-given-broken", wrong_country)
+    add("unseen-product-fallback", unseen)
+    invalid = [("padded-payload", first + b"\x00", "DecodeError")]
+    doc = {
+        "spec": "spec/LEARNED_MODEL.md, version 2 (model format 2)",
+        "dictionary": name,
         "identity": d.id,
         "content_sha256": d.sha256.hex(),
         "valid": valid,

@@ -22,7 +22,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from zeroc import _fieldmodel as fm
 from zeroc._arith import FLAG_TOTAL, MAX_SYMBOLS, check
@@ -45,9 +45,14 @@ class _Gen:
         self.lines: list[str] = []
         self.depth = 1
         self.n = 0
-        self.pending = 1  # totals of straight-line symbols, multiplied into ``den`` at once
+        # Per open block, the totals of the symbols coded at its level, multiplied into ``den``
+        # once where the block ends (``den`` is only read at the end, and products commute).
+        self.pending = [1]
+        self.run: list[tuple[str, str, int]] = []  # straight-line symbols not yet put (encode)
         self.opened: list[int] = []  # line counts where the open blocks began
         self.ints: set[str] = set()  # variables known to hold ints (lengths)
+        self.types: dict[str, type] = {}  # variables whose type is known once their node is done
+        self.nodes: dict[str, fm.Node] = {}  # ... and the node that checked or decoded them
         self.slots = SLOT_BUDGET  # slot-table entries this model may still spend
 
     def const(self, obj: Any) -> str:
@@ -64,18 +69,24 @@ class _Gen:
         self.lines.append("    " * self.depth + line)
 
     def flush(self) -> None:
-        if self.pending != 1:
-            self.emit(f"den *= {self.pending}")
-            self.pending = 1
+        """Put the pending symbols and totals (at the end of the function)."""
+        if self.run:
+            self.emit_run()
+        if self.pending[-1] != 1:
+            self.emit(f"den *= {self.pending[-1]}")
+            self.pending[-1] = 1
 
     def indent(self, head: str) -> None:
-        self.flush()
+        if self.run:  # the interval must be settled before the code branches
+            self.emit_run()
         self.emit(head)
         self.depth += 1
         self.opened.append(len(self.lines))
+        self.pending.append(1)
 
     def dedent(self) -> None:
         self.flush()
+        self.pending.pop()
         if self.opened.pop() == len(self.lines):
             self.emit("pass")  # a branch with nothing to code
         self.depth -= 1
@@ -88,36 +99,53 @@ class _Gen:
 
     @contextmanager
     def loop(self, head: str, count: str) -> Iterator[None]:
-        """A loop run ``count`` times: when its body's symbols have fixed totals, their product
-        goes into ``den`` once after the loop (as ``factor ** count``), not once per pass."""
+        """A loop run ``count`` times: the totals coded at the level of its body go into ``den``
+        once after the loop (as ``factor ** count``), not once per pass."""
         self.indent(head)
-        start = len(self.lines)
         yield
-        if self.pending != 1 and not any("den *=" in line for line in self.lines[start:]):
-            factor, self.pending = self.pending, 1
-            if self.opened.pop() == len(self.lines):
-                self.emit("pass")
-            self.depth -= 1
+        if self.run:
+            self.emit_run()  # the body's last symbols, inside the body
+        factor = self.pending.pop()
+        if self.opened.pop() == len(self.lines):
+            self.emit("pass")
+        self.depth -= 1
+        if factor != 1:
             self.emit(f"den *= {factor} ** {count}")
-        else:
-            self.dedent()
 
     # -- the coder's operations on the locals low/rng/den (encode) and x/R/den (decode) -------
     def den(self, total: int) -> None:
-        self.pending *= total
+        self.pending[-1] *= total
 
-    def put(self, start: str, freq: str, total: int) -> None:
-        self.emit(f"low = low * {total} + rng * {start}" if start != "0" else f"low = low * {total}")
+    def put(self, start: str, freq: str, total: int, counted: bool = False) -> None:
+        """Put a symbol. Straight-line symbols are put together where the code branches (or
+        returns the payload): k symbols ``(s_i, f_i, t_i)`` move the interval as one symbol
+        ``(C, f_1...f_k, t_1...t_k)`` with ``C = C' * t_k + f_1...f_(k-1) * s_k`` -- the same
+        integers, with the sums on small numbers and two operations on the big ones. A run
+        holds at most one symbol whose frequency varies and totals up to 2^64, so that its
+        sums stay small."""
+        if self.run and (
+            (freq != "1" and any(f != "1" for _s, f, _t in self.run))
+            or math.prod(t for _s, _f, t in self.run) * total > 1 << 64
+        ):
+            self.emit_run()
+        self.run.append((start, freq, total))
+        if not counted:  # ``counted``: both branches code a symbol of this total, counted before
+            self.den(total)
+
+    def emit_run(self) -> None:
+        start, freq, total = _horner(self.run)
+        self.run = []
+        self.emit(f"low = low * {total} + rng * ({start})" if start else f"low = low * {total}")
         if freq != "1":
             self.emit(f"rng *= {freq}")
-        self.den(total)
 
-    def take(self, start: str, freq: str, total: int) -> None:
+    def take(self, start: str, freq: str, total: int, counted: bool = False) -> None:
         """Take a symbol after ``xT = x * total`` was computed (decode)."""
         self.emit(f"x = xT - {start} * R" if start != "0" else "x = xT")
         if freq != "1":
             self.emit(f"R *= {freq}")
-        self.den(total)
+        if not counted:
+            self.den(total)
 
     def uniform(self, total: int) -> str:
         v = self.tmp("u")
@@ -125,6 +153,20 @@ class _Gen:
         self.emit(f"{v} = xT // R")
         self.take(v, "1", total)
         return v
+
+
+def _horner(symbols: list[tuple[str, str, int]]) -> tuple[str, str, int]:
+    """Symbols ``(s_i, f_i, t_i)`` taken one after the other as one symbol: expressions for
+    ``C = C' * t_k + f_1...f_(k-1) * s_k`` and ``f_1...f_k``, and the product of the totals."""
+    start, freq, total = "", "1", 1
+    for s, f, t in symbols:
+        terms = [f"({start}) * {t}" if t != 1 else start] if start else []
+        if s != "0":
+            terms.append(s if freq == "1" else f"{freq} * {s}")
+        start = " + ".join(terms)
+        freq = f if freq == "1" else freq if f == "1" else f"{freq} * {f}"
+        total *= t
+    return start, freq, total
 
 
 DIRECT = 1 << 14  # categoricals with at most this many slots get a slot -> entry list
@@ -135,12 +177,58 @@ def _raw(node: fm.Node | None) -> bool:
     return node is None or isinstance(node, fm.Raw)
 
 
+def _leaves(node: fm.Categorical | fm.Predicted | fm.Prefixed) -> bool:
+    """Whether the node's escape leaves the common path (JSON text, or a *sure* node)."""
+    if isinstance(node, fm.Categorical):
+        return node.sure or _raw(node.fallback)
+    return node.sure or _raw(node.other)
+
+
+def _fixed(node: fm.Node) -> int | None:
+    """The count a count/length node always gives on its common path, if it has only one."""
+    if isinstance(node, fm.Categorical) and len(node.values) == 1 and _leaves(node):
+        v = node.values[0]
+        if type(v) is int and 0 <= v <= 16:
+            return v
+    return None
+
+
+def _kind(node: fm.Node) -> type | None:
+    """The one type every value on the node's common path has, if there is one."""
+    kinds: set[type | None]
+    if isinstance(node, fm.Categorical):
+        kinds = {type(v) for v in node.values}
+        if not _leaves(node):
+            kinds.add(_kind(node.fallback))
+    elif isinstance(node, (fm.Predicted, fm.Prefixed)):
+        if isinstance(node, fm.Given):
+            kinds = {type(v) for v in node.table.values() if _plain(v)}
+        elif isinstance(node, (fm.Affix, fm.Prefixed)):
+            kinds = {str}
+        else:
+            return None
+        if not _raw(node.other) and (_tabled(node) or not _leaves(node)):  # ``other`` is reached
+            assert node.other is not None
+            kinds.add(_kind(node.other))
+    else:
+        simple: dict[type, type] = {
+            fm.IntRange: int,
+            fm.Decimal: float,
+            fm.Template: str,
+            fm.Words: str,
+            fm.Object: dict,
+            fm.Array: list,
+        }
+        return simple.get(type(node))
+    return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+
+
 def _cat_tables(node: fm.Categorical, g: _Gen) -> tuple[str, str, int, str, str, str]:
     """(lookup dict, key kind, total, starts, freqs, values). When the categorical escapes to
     JSON text (off the common path), its values are coded given a hit: no escape mass."""
     kinds = {type(v) for v in node.values}
     kind = "str" if kinds == {str} else "int" if kinds == {int} else "key"
-    shift = node.esc if _raw(node.fallback) else 0
+    shift = node.esc if _leaves(node) else 0
     lookup: dict[Any, tuple[int, int]] = {}
     starts, freqs = [], []
     for (start, freq, _v), k in zip(node.table, node.keys, strict=True):
@@ -185,30 +273,73 @@ def _plain(v: Any) -> bool:
     return type(v) in (str, int, bool, type(None)) or (type(v) is float and v == v and v != 0.0)
 
 
-def _lookup(g: _Gen, table: dict[Any, Any], source: str) -> str:
+_NOPRED = object()  # format 2: the table has no entry for the source (no symbol is coded)
+_NOTPLAIN = object()  # ... an entry the common path cannot test with == (0.0, NaN, containers)
+
+
+def _tabled(node: fm.Predicted | fm.Prefixed) -> bool:
+    """A table rule of format 2: without an entry for the source it codes no symbol."""
+    return isinstance(node, (fm.Given, fm.Prefixed)) and not node.legacy
+
+
+def _lookup(g: _Gen, table: dict[Any, Any], source: str, default: str = "None") -> str:
     """An expression looking ``source`` up in a table keyed by ``_key``: by the raw value when
     every key is a str (or every key an int), which skips building the key."""
     kinds = {k[0] for k in table}
     if len(kinds) == 1 and kinds <= {"str", "int"}:
         raw = {k[1]: v for k, v in table.items()}
-        return f"({g.const(raw)}.get({source}) if type({source}) is {kinds.pop()} else None)"
-    return f"{g.const(table)}.get(_key({source}))"
+        kind = kinds.pop()
+        get = (
+            f"{g.const(raw)}.get({source}, {default})"
+            if default != "None"
+            else f"{g.const(raw)}.get({source})"
+        )
+        if g.types.get(source) is (str if kind == "str" else int):  # known from an earlier field
+            return get
+        return f"({get} if type({source}) is {kind} else {default})"
+    return f"{g.const(table)}.get(_key({source}), {default})"
 
 
-def _prediction(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str]) -> str:
-    """An expression for the predicted value (or prefix), ``None`` or ``_MISS`` when there is none."""
-    if isinstance(node, fm.Given):
+def _predict(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str], p: str) -> None:
+    """Emit code setting ``p`` to the predicted value (or prefix), ``None`` or ``_MISS`` when
+    there is none."""
+    source = ctx[node.source]
+    if _tabled(node):
+        table: dict[Any, Any] = node.table  # type: ignore[union-attr] # a Given or a Prefixed
+        if isinstance(node, fm.Given):
+            table = {k: v if _plain(v) else _NOTPLAIN for k, v in table.items()}
+        g.emit(f"{p} = {_lookup(g, table, source, g.const(_NOPRED))}")
+    elif isinstance(node, fm.Given):
         # Only scalar predictions that ``==`` tells apart exactly (not 0.0/-0.0, not containers).
-        return _lookup(g, {k: v for k, v in node.table.items() if _plain(v)}, ctx[node.source])
-    if isinstance(node, fm.Prefixed):
-        return _lookup(g, node.table, ctx[node.source])
-    return f"{g.const(node.compute)}({ctx[node.source]})"
+        g.emit(f"{p} = {_lookup(g, {k: v for k, v in node.table.items() if _plain(v)}, source)}")
+    elif isinstance(node, fm.Prefixed):
+        g.emit(f"{p} = {_lookup(g, node.table, source)}")
+    elif isinstance(node, fm.SumOf) and _numeric_items(g.nodes.get(source), node.a, node.b):
+        # The source is an array of objects already checked (or decoded) with numbers under
+        # both keys: the sum inline, added left to right from 0 as SumOf.compute does.
+        t = g.tmp("t")
+        g.emit(f"{p} = 0")
+        g.emit(f"for {t} in {source}: {p} += {t}[{g.const(node.a)}] * {t}[{g.const(node.b)}]")
+        g.emit(f"if type({p}) is float: {p} = round({p}, {node.scale})")
+    else:
+        g.emit(f"{p} = {g.const(node.compute)}({source})")
+
+
+def _numeric_items(node: fm.Node | None, a: str, b: str) -> bool:
+    if not isinstance(node, fm.Array) or not isinstance(node.item, fm.Object):
+        return False
+    kinds = dict(zip(node.item.keys, map(_kind, node.item.children), strict=True))
+    return kinds.get(a) in (int, float) and kinds.get(b) in (int, float)
 
 
 def _holds(node: fm.Predicted | fm.Prefixed, var: str, p: str) -> str:
     """The condition under which ``var`` is what the rule predicts (``p``)."""
     if isinstance(node, fm.Prefixed):
+        if _tabled(node):  # ``p`` is a prefix
+            return f"type({var}) is str and {var}.startswith({p})"
         return f"{p} is not None and type({var}) is str and {var}.startswith({p})"
+    if _tabled(node):  # ``p`` is a value, _NOTPLAIN (no ``==``-equal value has its type) or None
+        return f"type({var}) is type({p}) and {var} == {p}"
     if isinstance(node, fm.SumOf):  # ``and p``: a zero total might be -0.0, which == cannot tell
         return f"type({var}) is type({p}) and {var} == {p} and {p}"
     return f"{p} is not None and type({var}) is type({p}) and {var} == {p}"
@@ -216,6 +347,14 @@ def _holds(node: fm.Predicted | fm.Prefixed, var: str, p: str) -> str:
 
 def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
     """Emit code coding ``var`` on ``node``'s common path, returning ``None`` off it."""
+    _enc_node(node, g, var, ctx)
+    kind = _kind(node)
+    if kind is not None and var.isidentifier():
+        g.types[var] = kind  # checked by now: rules reading it need not check again
+        g.nodes[var] = node
+
+
+def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
     if not var.isidentifier():
         t = g.tmp("e")
         g.emit(f"{t} = {var}")
@@ -223,7 +362,7 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             g.ints.add(t)  # no type check needed
         var = t
     if isinstance(node, fm.Categorical):
-        if len(node.values) == 1 and _raw(node.fallback):
+        if len(node.values) == 1 and _leaves(node):
             if var in g.ints and type(node.values[0]) is int:
                 g.emit(f"if {var} != {node.values[0]}: return None")
             else:
@@ -237,43 +376,57 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             g.emit(f"{h} = {d}.get({var})")  # value raises TypeError: off the path)
         else:
             g.emit(f"{h} = {d}.get({var}) if type({var}) is {kind} else None")
-        if _raw(node.fallback):
+        if _leaves(node):
             g.emit(f"if {h} is None: return None")
             g.put(f"{h}[0]", f"{h}[1]", total)
             return
+        g.den(total)
         with g.block(f"if {h} is None:"):
-            g.put("0", str(node.esc), total)
+            g.put("0", str(node.esc), total, counted=True)
             _enc(node.fallback, g, var, [])
         with g.block("else:"):
-            g.put(f"{h}[0]", f"{h}[1]", total)
+            g.put(f"{h}[0]", f"{h}[1]", total, counted=True)
     elif isinstance(node, fm.IntRange):
-        d = g.tmp("d")
-        g.emit(f"if type({var}) is not int: return None")
-        g.emit(f"{d} = {var} - {node.lo}")
-        g.emit(f"if not 0 <= {d} < {node.span}: return None")
-        g.put(d, "1", node.span)
+        bounds = f"not {node.lo} <= {var} < {node.lo + node.span}"
+        g.emit(
+            f"if {bounds}: return None"
+            if var in g.ints
+            else f"if type({var}) is not int or {bounds}: return None"
+        )
+        g.put(var if node.lo == 0 else f"({var} - {node.lo})", "1", node.span)
     elif isinstance(node, fm.Decimal):
         t, m = g.tmp("i"), str(10**node.scale)
         g.emit(f"if type({var}) is not float or {var} - {var} != 0.0: return None")
         g.emit(f"{t} = round({var} * {m})")
         g.emit(f"if {t} / {m} != {var} or (not {t} and _sign({var}) < 0): return None")
+        g.ints.add(t)
         _enc(node.inner, g, t, [])
     elif isinstance(node, fm.Template):
         t = g.tmp("i")
         g.emit(f"if type({var}) is not str or {g.const(node.pattern.match)}({var}) is None: return None")
         g.emit(f"{t} = int({var}[{len(node.prefix)}:])")
+        g.ints.add(t)
         _enc(node.inner, g, t, [])
     elif isinstance(node, fm.Words):
-        ws, w, i = g.tmp("ws"), g.tmp("w"), g.tmp("i")
+        ws = g.tmp("ws")
         if node.tokens:
             g.emit(f"if type({var}) is not str or not {var}: return None")
             g.emit(f"{ws} = {g.const(fm._TOKEN.findall)}({var})")
-            g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
         else:
             g.emit(f"if type({var}) is not str or not {var} or {var}[0] == ' ' or {var}[-1] == ' ':")
             g.emit("    return None")
             g.emit(f"if '  ' in {var}: return None")
             g.emit(f"{ws} = {var}.split(' ')")
+        fixed = _fixed(node.count)
+        if fixed is not None:  # a fixed number of words: no loop, no position tests
+            g.emit(f"if len({ws}) != {fixed}: return None")
+            words = [g.tmp("w") for _ in range(fixed)]
+            if words:
+                g.emit(f"{', '.join(words)}{',' if fixed == 1 else ''} = {ws}")
+            for pos, w in enumerate(words):
+                _enc(node.words[min(pos, len(node.words) - 1)], g, w, [])
+            return
+        w, i = g.tmp("w"), g.tmp("i")
         g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
         _enc(node.count, g, f"len({ws})", [])
         if len(node.words) == 1:
@@ -293,6 +446,15 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         for j, (child, name) in enumerate(zip(node.children, names, strict=True)):
             _enc(child, g, name, names[:j])
     elif isinstance(node, fm.Array):
+        fixed = _fixed(node.lengths)
+        if fixed is not None:  # a fixed length: the items one after the other
+            g.emit(f"if type({var}) is not list or len({var}) != {fixed}: return None")
+            items = [g.tmp("it") for _ in range(fixed)]
+            if items:
+                g.emit(f"{', '.join(items)}{',' if fixed == 1 else ''} = {var}")
+            for it in items:
+                _enc(node.item, g, it, [])
+            return
         it = g.tmp("it")
         g.emit(f"if type({var}) is not list or len({var}) > {MAX_SYMBOLS}: return None")
         _enc(node.lengths, g, f"len({var})", [])
@@ -300,23 +462,36 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             _enc(node.item, g, it, [])
     elif isinstance(node, (fm.Predicted, fm.Prefixed)):
         p = g.tmp("p")
-        g.emit(f"{p} = {_prediction(node, g, ctx)}")
-        holds = _holds(node, var, p)
-        total = node.total
-        with g.block(f"if {holds}:"):
-            if not _raw(node.other):
-                g.put(str(node.esc), str(node.total - node.esc), total)
-            if isinstance(node, fm.Prefixed):
-                _enc(node.rest, g, f"{var}[len({p}):]", [])
+        _predict(node, g, ctx, p)
+        if not _tabled(node):
+            _enc_rule(node, g, var, p)
+            return
+        assert node.other is not None
+        with g.block(f"if {p} is {g.const(_NOPRED)}:"):  # no symbol: the value through ``other``
+            _enc(node.other, g, var, [])
         with g.block("else:"):
-            if _raw(node.other):
-                g.emit("return None")
-            else:
-                assert node.other is not None
-                g.put("0", str(node.esc), total)
-                _enc(node.other, g, var, [])
+            _enc_rule(node, g, var, p)
     else:  # Raw and anything new: never on the common path
         g.emit("return None")
+
+
+def _enc_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, var: str, p: str) -> None:
+    """A rule with a prediction ``p``: the hit symbol (none when sure) or the escape."""
+    holds = _holds(node, var, p)
+    if _leaves(node):  # nothing to code when the rule holds
+        g.emit(f"if not ({holds}): return None")
+        if isinstance(node, fm.Prefixed):
+            _enc(node.rest, g, f"{var}[len({p}):]", [])
+        return
+    assert node.other is not None
+    g.den(node.total)
+    with g.block(f"if {holds}:"):
+        g.put(str(node.esc), str(node.total - node.esc), node.total, counted=True)
+        if isinstance(node, fm.Prefixed):
+            _enc(node.rest, g, f"{var}[len({p}):]", [])
+    with g.block("else:"):
+        g.put("0", str(node.esc), node.total, counted=True)
+        _enc(node.other, g, var, [])
 
 
 def _spend(g: _Gen, n: str) -> None:
@@ -325,26 +500,148 @@ def _spend(g: _Gen, n: str) -> None:
     g.emit("if budget < 0: raise DecodeError('learned-model payload asks for more items than it can hold')")
 
 
+def _uniform(node: fm.Node, g: _Gen) -> tuple[int, Callable[[str], str]] | None:
+    """(span, value expression of the slot) for a node whose common path is one uniform symbol."""
+    inner = node.inner if isinstance(node, (fm.Decimal, fm.Template)) else node
+    if not isinstance(inner, fm.IntRange):
+        return None
+    lo = inner.lo
+    if isinstance(node, fm.Decimal):
+        return inner.span, lambda u: f"({lo} + {u}) / {10**node.scale}"
+    if isinstance(node, fm.Template):
+        prefix = g.const(node.prefix)
+        return inner.span, lambda u: f"{prefix} + str({lo} + {u}).zfill({node.width})"
+    return inner.span, lambda u: f"{lo} + {u}"
+
+
+class _Sym(NamedTuple):
+    """One symbol of a straight-line group: a uniform (its value from the slot) or a categorical
+    whose escape leaves the common path."""
+
+    total: int
+    uniform: Callable[[str], str] | None = None
+    cat: fm.Categorical | None = None
+
+
+class _Member(NamedTuple):
+    """A field decoded inside a group: its symbols, and its value from their values."""
+
+    node: fm.Node
+    syms: list[_Sym]
+    value: Callable[[list[str]], str]
+
+
+def _member(node: fm.Node, g: _Gen) -> _Member | None:
+    """The field as a group member, if its common path is straight-line symbols."""
+    u = _uniform(node, g)
+    if u is not None:
+        return _Member(node, [_Sym(u[0], u[1])], lambda vs: vs[0])
+    if isinstance(node, fm.Categorical) and _leaves(node):
+        if len(node.values) == 1:  # no symbol at all
+            const = node.values[0]
+            return None if node.mutable else _Member(node, [], lambda vs: g.const(const))
+        return _Member(node, [_Sym(node.total - node.esc, cat=node)], lambda vs: vs[0])
+    if isinstance(node, fm.Words):
+        fixed = _fixed(node.count)
+        models = [node.words[min(pos, len(node.words) - 1)] for pos in range(fixed or 0)]
+        if not fixed or any(len(m.values) == 1 or not _leaves(m) for m in models):
+            return None
+        sep = g.const(node.sep)
+        return _Member(
+            node, [_Sym(m.total - m.esc, cat=m) for m in models], lambda vs: f"{sep}.join(({', '.join(vs)},))"
+        )
+    return None
+
+
+def _dec_group(members: list[_Member], g: _Gen) -> list[str]:
+    """Decode straight-line symbols with one division: symbols ``(s_i, f_i, t_i)`` taken in turn
+    are one symbol over the product of the totals, and its slot ``s`` gives theirs in turn,
+    ``slot_i = s // T`` (``T`` the totals after ``i``) then ``s = (s - s_i * T) // f_i``, on small
+    numbers (the same symbols as one at a time, by the identity ``floor(floor(a) / b) =
+    floor(a / b)``); then the interval moves once."""
+    syms = [sym for m in members for sym in m.syms]
+    total = math.prod(sym.total for sym in syms)
+    s = g.tmp("s")
+    g.emit(f"xT = x * {total}")
+    g.emit(f"{s} = xT // R")
+    rest, values, taken = total, [], []
+    for i, sym in enumerate(syms):
+        rest //= sym.total
+        last = i == len(syms) - 1
+        v = g.tmp("o")
+        if sym.uniform is not None:
+            slot = s
+            if not last:
+                slot, nxt = g.tmp("u"), g.tmp("s")
+                g.emit(f"{slot}, {nxt} = divmod({s}, {rest})")
+                s = nxt
+            g.emit(f"{v} = {sym.uniform(slot)}")
+            taken.append((slot, "1", sym.total))
+        else:
+            assert sym.cat is not None
+            _d, _k, _t, starts, freqs, table = _cat_tables(sym.cat, g)
+            slot = s if last else g.tmp("u")
+            if not last:
+                g.emit(f"{slot} = {s} // {rest}")
+            st, fr = g.tmp("st"), g.tmp("fr")
+            g.emit(f"{st}, {fr}, {v} = {_slots(sym.cat, g, starts, freqs, table, slot)}")
+            if not last:
+                nxt = g.tmp("s")
+                g.emit(f"{nxt} = ({s} - {st} * {rest}) // {fr}")
+                s = nxt
+            taken.append((st, fr, sym.total))
+        values.append(v)
+    start, freq, _total = _horner(taken)
+    g.emit(f"x = xT - ({start}) * R")
+    if freq != "1":
+        g.emit(f"R *= {freq}")
+    g.den(total)
+    outs = []
+    for m in members:
+        mine, values = values[: len(m.syms)], values[len(m.syms) :]
+        out = m.value(mine)
+        if not out.isidentifier():
+            out = g.tmp("o")
+            g.emit(f"{out} = {m.value(mine)}")
+        kind = _kind(m.node)
+        if kind is not None:
+            g.types[out], g.nodes[out] = kind, m.node
+        outs.append(out)
+    return outs
+
+
 def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     """Emit code decoding ``node``'s common path; returns the variable holding the value."""
+    out = _dec_node(node, g, ctx)
+    kind = _kind(node)
+    if kind is not None:
+        g.types[out] = kind
+        g.nodes[out] = node
+    return out
+
+
+def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     out = g.tmp("o")
     if isinstance(node, fm.Categorical):
-        if len(node.values) == 1 and _raw(node.fallback):
+        if len(node.values) == 1 and _leaves(node):
+            if not node.mutable:
+                return g.const(node.values[0])
             g.emit(f"{out} = _copy({g.const(node.values[0])})")
             return out
         _d, _k, total, starts, freqs, values = _cat_tables(node, g)
         s = g.tmp("s")
         g.emit(f"xT = x * {total}")
         g.emit(f"{s} = xT // R")
-        escapes = not _raw(node.fallback)
+        escapes = not _leaves(node)
+        g.den(total)
         if escapes:
             with g.block(f"if {s} < {node.esc}:"):
-                g.take("0", str(node.esc), total)
+                g.take("0", str(node.esc), total, counted=True)
                 g.emit(f"{out} = {_dec(node.fallback, g, [])}")
             g.indent("else:")
         st, fr = g.tmp("st"), g.tmp("fr")
         g.emit(f"{st}, {fr}, {out} = {_slots(node, g, starts, freqs, values, s)}")
-        g.take(st, fr, total)
+        g.take(st, fr, total, counted=True)
         if node.mutable:
             g.emit(f"{out} = _copy({out})")
         if escapes:
@@ -354,8 +651,13 @@ def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     elif isinstance(node, fm.Decimal):
         g.emit(f"{out} = {_dec(node.inner, g, [])} / {10**node.scale}")
     elif isinstance(node, fm.Template):
-        g.emit(f"{out} = {g.const(node.prefix)} + format({_dec(node.inner, g, [])}, '0{node.width}d')")
+        g.emit(f"{out} = {g.const(node.prefix)} + str({_dec(node.inner, g, [])}).zfill({node.width})")
     elif isinstance(node, fm.Words):
+        fixed = _fixed(node.count)
+        if fixed is not None:
+            words = [_dec(node.words[min(pos, len(node.words) - 1)], g, []) for pos in range(fixed)]
+            g.emit(f"{out} = {g.const(node.sep)}.join(({', '.join(words)}{',' if fixed == 1 else ''}))")
+            return out
         n, i, parts = g.tmp("n"), g.tmp("i"), g.tmp("ws")
         g.emit(f"{n} = {_dec(node.count, g, [])}")
         _spend(g, n)
@@ -371,11 +673,29 @@ def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         g.emit(f"{out} = {g.const(node.sep)}.join({parts})")
     elif isinstance(node, fm.Object):
         names: list[str] = []
-        for child in node.children:
-            names.append(_dec(child, g, names))
+        kids = node.children
+        while len(names) < len(kids):
+            group: list[_Member] = []
+            product = 1
+            for child in kids[len(names) :]:
+                m = _member(child, g)
+                size = math.prod(sym.total for sym in m.syms) if m is not None else 0
+                if m is None or (group and product * size > 1 << 64):
+                    break
+                group.append(m)
+                product *= size
+            if sum(len(m.syms) for m in group) > 1:  # straight-line symbols: one division
+                names += _dec_group(group, g)
+            else:
+                names.append(_dec(kids[len(names)], g, names))
         keys = [g.const(k) for k in node.keys]
         g.emit(f"{out} = {{{', '.join(f'{k}: {v}' for k, v in zip(keys, names, strict=True))}}}")
     elif isinstance(node, fm.Array):
+        fixed = _fixed(node.lengths)
+        if fixed is not None:
+            items = [_dec(node.item, g, []) for _ in range(fixed)]
+            g.emit(f"{out} = [{', '.join(items)}]")
+            return out
         n = g.tmp("n")
         g.emit(f"{n} = {_dec(node.lengths, g, [])}")
         _spend(g, n)
@@ -383,29 +703,46 @@ def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         with g.loop(f"for _ in range({n}):", n):
             g.emit(f"{out}.append({_dec(node.item, g, [])})")
     elif isinstance(node, (fm.Predicted, fm.Prefixed)):
-        p, s, total = g.tmp("p"), g.tmp("s"), node.total
-        g.emit(f"{p} = {_prediction(node, g, ctx)}")
-        escapes = not _raw(node.other)
-        if escapes:
-            assert node.other is not None
-            g.emit(f"xT = x * {total}")
-            g.emit(f"{s} = xT // R")
-            with g.block(f"if {s} < {node.esc}:"):
-                g.take("0", str(node.esc), total)
-                g.emit(f"{out} = {_dec(node.other, g, [])}")
-            g.indent("else:")
-            g.take(str(node.esc), str(node.total - node.esc), total)
-        miss = g.const(fm._MISS)
-        g.emit(f"if {p} is None or {p} is {miss}: raise DecodeError('a predicted field has no prediction')")
-        if isinstance(node, fm.Prefixed):
-            g.emit(f"{out} = {p} + {_dec(node.rest, g, [])}")
-        else:
-            g.emit(f"{out} = {p}")
-        if escapes:
-            g.dedent()
+        p = g.tmp("p")
+        _predict(node, g, ctx, p)
+        if not _tabled(node):
+            _dec_rule(node, g, p, out)
+            return out
+        assert node.other is not None
+        with g.block(f"if {p} is {g.const(_NOPRED)}:"):  # no symbol: the value through ``other``
+            g.emit(f"{out} = {_dec(node.other, g, [])}")
+        with g.block("else:"):
+            _dec_rule(node, g, p, out)
     else:
         g.emit("raise DecodeError('learned-model payload takes a branch its common path lacks')")
     return out
+
+
+def _dec_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, p: str, out: str) -> None:
+    """A rule with a prediction ``p``: the hit symbol (none when sure) or the escape."""
+    s, total = g.tmp("s"), node.total
+    escapes = not _leaves(node)
+    if escapes:
+        assert node.other is not None
+        g.emit(f"xT = x * {total}")
+        g.emit(f"{s} = xT // R")
+        g.den(total)
+        with g.block(f"if {s} < {node.esc}:"):
+            g.take("0", str(node.esc), total, counted=True)
+            g.emit(f"{out} = {_dec(node.other, g, [])}")
+        g.indent("else:")
+        g.take(str(node.esc), str(node.total - node.esc), total, counted=True)
+    if _tabled(node):  # a prediction the common path cannot hold: not a payload it writes
+        g.emit(f"if {p} is {g.const(_NOTPLAIN)}: raise DecodeError('a predicted field cannot hold here')")
+    else:
+        miss = g.const(fm._MISS)
+        g.emit(f"if {p} is None or {p} is {miss}: raise DecodeError('a predicted field has no prediction')")
+    if isinstance(node, fm.Prefixed):
+        g.emit(f"{out} = {p} + {_dec(node.rest, g, [])}")
+    else:
+        g.emit(f"{out} = {p}")
+    if escapes:
+        g.dedent()
 
 
 Fast = tuple[Callable[[Any], bytes | None], Callable[[bytes], Any]]

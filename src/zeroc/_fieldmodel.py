@@ -10,12 +10,14 @@ stream, so decoding is always exact. A model is data: ``Model.to_bytes`` writes 
 from __future__ import annotations
 
 import copy
+import functools
 import math
+import operator
 import os
 import re
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import zstandard as zstd
@@ -25,7 +27,12 @@ from zeroc._arith import NO_SIDE, Decoder, Encoder, code_length
 from zeroc._errors import DecodeError, InvalidDictionary
 
 MAX_CATEGORIES = 4096  # values a categorical keeps when learning
-FORMAT = 1
+# An escape expected at most once in this many values makes its node *sure*: on the common path
+# it then leaves the path, so messages on it code no symbol for a rule that holds and no escape
+# mass for a categorical (spec/LEARNED_MODEL.md §3). Rare escapes cost about the same bits
+# either way (they move into the flag), and the common path gets shorter.
+SURE = 100
+FORMAT = 2  # the model document's format; 1 is format 2 without ``sure`` (both are read)
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64
@@ -179,6 +186,7 @@ class Categorical(Node):
     ``fallback`` (an integer range for integers, else JSON text)."""
 
     kind = "categorical"
+    sure = False  # on the common path, an unseen value leaves it (see ``SURE``)
 
     def __init__(self, values: list[Any], counts: list[int], esc: int, fallback: Node | None = None) -> None:
         self.fallback = fallback or Raw()
@@ -199,7 +207,9 @@ class Categorical(Node):
         counts = Counter(_key(v) for v in values)
         top = counts.most_common(MAX_CATEGORIES)
         esc = max(1, sum(1 for c in counts.values() if c == 1))
-        return cls([_unkey(k) for k, _ in top], [c for _, c in top], esc, fallback)
+        node = cls([_unkey(k) for k, _ in top], [c for _, c in top], esc, fallback)
+        node.sure = fallback is not None and not isinstance(fallback, Raw) and esc * SURE <= node.total
+        return node
 
     def encode(self, v: Any, enc: Encoder) -> None:
         hit = self.starts.get(_key(v))
@@ -244,6 +254,7 @@ class Categorical(Node):
             "counts": [f for _s, f, _v in self.table],
             "esc": self.esc,
             "fallback": self.fallback.to_data(),
+            **({"sure": True} if self.sure else {}),
         }
 
 
@@ -462,9 +473,20 @@ class Rule(Escaping):
     argument (``encode_in``/``decode_in``), so one model may serve many threads."""
 
     source = 0
+    sure = False  # on the common path, a broken rule leaves it (see ``SURE``)
+    # Model format 1: the rule codes its symbol even when its table has no entry for the source.
+    # From format 2 such a value goes straight through ``other`` (the rule cannot hold).
+    legacy = False
+
+    def _sure(self) -> dict[str, Any]:
+        return {"sure": True} if self.sure else {}
 
     def holds(self, v: Any, src: Any) -> bool:
         raise NotImplementedError
+
+    def predicts(self, src: Any) -> bool:
+        """Whether the rule has a prediction for this source value (tables: an entry for it)."""
+        return True
 
     def put_rest(self, v: Any, enc: Encoder, src: Any) -> None:
         pass  # the rule gives the whole value
@@ -474,7 +496,10 @@ class Rule(Escaping):
 
     def encode_in(self, v: Any, enc: Encoder, context: list[Any]) -> None:
         src = context[self.source] if self.source < len(context) else _MISS
-        if self.holds(v, src):
+        assert self.other is not None
+        if not self.legacy and not self.predicts(src):
+            self.other.encode(v, enc)
+        elif self.holds(v, src):
             enc.put(self.esc, self.total - self.esc, self.total)
             self.put_rest(v, enc, src)
         else:
@@ -483,13 +508,16 @@ class Rule(Escaping):
             self.other.encode(v, enc)
 
     def decode_in(self, dec: Decoder, context: list[Any]) -> Any:
+        src = context[self.source] if self.source < len(context) else _MISS
+        assert self.other is not None
+        if not self.legacy and not self.predicts(src):
+            return self.other.decode(dec)
         slot = dec.peek(self.total)
         if slot < self.esc:
             dec.take(0, self.esc, self.total)
-            assert self.other is not None
             return self.other.decode(dec)
         dec.take(self.esc, self.total - self.esc, self.total)
-        return self.get_value(dec, context[self.source] if self.source < len(context) else _MISS)
+        return self.get_value(dec, src)
 
     def encode(self, v: Any, enc: Encoder) -> None:
         self.encode_in(v, enc, [])  # outside an object: the rule cannot hold
@@ -521,7 +549,7 @@ class Predicted(Rule):
 
     def _rule(self) -> dict[str, Any]:
         assert self.other is not None  # set by __init__: a rule always has its fallback
-        return {"source": self.source, "other": self.other.to_data(), **self._counts()}
+        return {"source": self.source, "other": self.other.to_data(), **self._counts(), **self._sure()}
 
 
 class Given(Predicted):
@@ -535,6 +563,9 @@ class Given(Predicted):
 
     def compute(self, source: Any) -> Any:
         return self.table.get(_key(source), _MISS)
+
+    def predicts(self, src: Any) -> bool:
+        return _key(src) in self.table
 
     def describe(self) -> str:
         return f"given(field {self.source}, {len(self.table)} entries; else {self.fallback_name()})"
@@ -591,11 +622,16 @@ class SumOf(Predicted):
     def __init__(self, source: int, a: str, b: str, scale: int, other: Node, esc: int, hits: int) -> None:
         super().__init__(source, other, esc, hits)
         self.a, self.b, self.scale = a, b, scale
+        self._a, self._b = operator.itemgetter(a), operator.itemgetter(b)
 
     def compute(self, source: Any) -> Any:
         try:
-            total = sum(x[self.a] * x[self.b] for x in source)
-        except (TypeError, KeyError, IndexError, AttributeError):
+            # Added left to right from the integer 0, each addition rounded (not ``sum``, whose
+            # float addition is compensated from Python 3.12 on): spec/LEARNED_MODEL.md §2.
+            total = functools.reduce(
+                operator.add, map(operator.mul, map(self._a, source), map(self._b, source)), 0
+            )
+        except (TypeError, KeyError, IndexError, AttributeError, ArithmeticError):  # 10**400 * 1.5
             return _MISS
         if type(total) not in (int, float):
             return _MISS
@@ -624,6 +660,9 @@ class Prefixed(Rule):
         prefix = self.table.get(_key(src))
         return prefix is not None and type(v) is str and v.startswith(prefix)
 
+    def predicts(self, src: Any) -> bool:
+        return _key(src) in self.table
+
     def put_rest(self, v: Any, enc: Encoder, src: Any) -> None:
         self.rest.encode(v[len(self.table[_key(src)]) :], enc)
 
@@ -645,6 +684,7 @@ class Prefixed(Rule):
             "rest": self.rest.to_data(),
             "other": self.other.to_data(),
             **self._counts(),
+            **self._sure(),
         }
 
 
@@ -782,6 +822,9 @@ class Learner:
             cost = flag + (self.cost(other, rest) if rest else 0)
             if cost < best_cost:
                 best, best_cost = Given(i, table, other, misses + 1, n), cost
+                # A source value the table lacks (seen once: new next time) goes through ``other``
+                # without a symbol; the rule is sure when it is rarely broken where it predicts.
+                best.sure = not isinstance(other, Raw) and misses * SURE <= n
         return best
 
     def _prefix_rule(self, columns: list[list[Any]], j: int) -> Prefixed | None:
@@ -811,6 +854,7 @@ class Learner:
             cost = flag + self.cost(rest, hits) + (self.cost(other, misses) if misses else 0.0)
             if cost < alone:
                 best, alone = Prefixed(i, table, rest, other, len(misses) + 1, len(hits)), cost
+                best.sure = not isinstance(other, Raw) and len(misses) * SURE <= n
         return best
 
     def _affix_rule(self, columns: list[list[Any]], j: int) -> Affix | None:
@@ -837,7 +881,9 @@ class Learner:
                 rest = [b for a, b in zip(source, target, strict=True) if rule.compute(a) != b]
                 if len(rest) * 20 <= n:
                     other = self.learn(rest) if rest else Raw()
-                    return Affix(i, prefix, suffix, quoted, other, len(rest) + 1, n)
+                    affix = Affix(i, prefix, suffix, quoted, other, len(rest) + 1, n)
+                    affix.sure = not isinstance(other, Raw) and len(rest) * SURE <= n
+                    return affix
         return None
 
     def _sum_rule(self, columns: list[list[Any]], j: int) -> SumOf | None:
@@ -860,8 +906,21 @@ class Learner:
                     ]
                     if len(rest) * 20 <= n:
                         other = self.learn(rest) if rest else self.learn(target)
-                        return SumOf(i, a, b, scale, other, len(rest) + 1, n)
+                        total = SumOf(i, a, b, scale, other, len(rest) + 1, n)
+                        total.sure = not isinstance(other, Raw) and len(rest) * SURE <= n
+                        return total
         return None
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    """The node and every node under it."""
+    yield node
+    for name in ("fallback", "other", "inner", "count", "rest", "lengths", "item"):
+        sub = getattr(node, name, None)
+        if isinstance(sub, Node):
+            yield from _walk(sub)
+    for sub in getattr(node, "children", None) or getattr(node, "words", None) or ():
+        yield from _walk(sub)
 
 
 def _scale(values: list[float]) -> int | None:
@@ -876,8 +935,9 @@ def _scale(values: list[float]) -> int | None:
 
 # -- reading a model's tables (spec/LEARNED_MODEL.md §2): checked before any node is built ----
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, version: int = FORMAT) -> None:
         self.nodes = 0
+        self.version = version
 
     def fail(self, what: str) -> InvalidDictionary:
         return InvalidDictionary(f"learned model: {what}")
@@ -892,6 +952,12 @@ class _Reader:
         v = d.get(key)
         if type(v) is not str or len(v) > most:
             raise self.fail(f"{d.get('kind')}.{key} must be a string of at most {most} characters")
+        return v
+
+    def sure(self, d: dict[str, Any]) -> bool:
+        v = d.get("sure", False)
+        if type(v) is not bool or (v and self.version < 2):
+            raise self.fail(f"{d.get('kind')}.sure must be a boolean, and appears from format 2 on")
         return v
 
     def counts(self, d: dict[str, Any]) -> tuple[int, int]:
@@ -935,6 +1001,7 @@ class _Reader:
             )
             if node.total > MAX_TOTAL:
                 raise self.fail("categorical total too large")
+            node.sure = self.sure(d)
             return node
         if kind == "int_range":
             lo = d.get("lo")
@@ -984,27 +1051,25 @@ class _Reader:
                 raise self.fail(f"{kind} is an object's first field and has no earlier field to read")
             other = self.node(d.get("other"), sub)
             esc, hits = self.counts(d)
+            rule: Rule
             if kind == "given":
-                return Given(source, dict(self.pairs(d)), other, esc, hits)
-            if kind == "affix":
+                rule = Given(source, dict(self.pairs(d)), other, esc, hits)
+            elif kind == "affix":
                 quoted = d.get("quoted")
                 if type(quoted) is not bool:
                     raise self.fail("affix.quoted must be a boolean")
-                return Affix(source, self.text(d, "prefix"), self.text(d, "suffix"), quoted, other, esc, hits)
-            if kind == "sum":
-                return SumOf(
-                    source,
-                    self.text(d, "a"),
-                    self.text(d, "b"),
-                    self.integer(d, "scale", 0, 6),
-                    other,
-                    esc,
-                    hits,
-                )
-            table = self.pairs(d)
-            if not all(type(p) is str for _k, p in table):
-                raise self.fail("prefixed.table must map to strings")
-            return Prefixed(source, dict(table), self.node(d.get("rest"), sub), other, esc, hits)
+                rule = Affix(source, self.text(d, "prefix"), self.text(d, "suffix"), quoted, other, esc, hits)
+            elif kind == "sum":
+                a, b, scale = self.text(d, "a"), self.text(d, "b"), self.integer(d, "scale", 0, 6)
+                rule = SumOf(source, a, b, scale, other, esc, hits)
+            else:
+                table = self.pairs(d)
+                if not all(type(p) is str for _k, p in table):
+                    raise self.fail("prefixed.table must map to strings")
+                rule = Prefixed(source, dict(table), self.node(d.get("rest"), sub), other, esc, hits)
+            rule.sure = self.sure(d)
+            rule.legacy = self.version < 2
+            return rule
         if kind == "array":
             return Array(self.node(d.get("lengths"), sub), self.node(d.get("item"), sub), *self.counts(d))
         raise self.fail(f"unknown node kind {kind!r}")
@@ -1076,7 +1141,13 @@ class Model:
 
     # -- the model section of a dictionary file ---------------------------------------------
     def to_bytes(self) -> bytes:
-        doc = {"format": FORMAT, "common": self.common, "samples": self.samples, "root": self.root.to_data()}
+        root = self.root.to_data()
+        # Format 1 when the model codes as format 1 did (no sure node, no rule of format 2's):
+        # readers of format 1 then read it as it is meant.
+        nodes = list(_walk(self.root))
+        modern = any(getattr(n, "sure", False) or (isinstance(n, Rule) and not n.legacy) for n in nodes)
+        version = FORMAT if modern else 1
+        doc = {"format": version, "common": self.common, "samples": self.samples, "root": root}
         return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
 
     @classmethod
@@ -1096,7 +1167,7 @@ class Model:
             doc = _json.loads(text)
         except (ValueError, RecursionError, UnicodeDecodeError) as exc:
             raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
-        if type(doc) is not dict or doc.get("format") != FORMAT:
+        if type(doc) is not dict or doc.get("format") not in (1, FORMAT):
             raise InvalidDictionary(
                 f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
             )
@@ -1104,7 +1175,7 @@ class Model:
         if type(samples) is not int or type(common) is not int or not 0 <= common <= samples <= MAX_TOTAL:
             raise InvalidDictionary("learned model: common/samples must be integers 0 <= common <= samples")
         try:
-            root = _Reader().node(doc.get("root"), 0)
+            root = _Reader(doc["format"]).node(doc.get("root"), 0)
         except RecursionError as exc:
             raise InvalidDictionary("learned model is nested too deeply") from exc
         return cls(root, common, samples, side)
