@@ -53,6 +53,7 @@ class _Gen:
         self.ints: set[str] = set()  # variables known to hold ints (lengths)
         self.types: dict[str, type] = {}  # variables whose type is known once their node is done
         self.nodes: dict[str, fm.Node] = {}  # ... and the node that checked or decoded them
+        self.inlined_sum: dict[str, bool] = {}  # sum rules computed inline (never missing)
         self.slots = SLOT_BUDGET  # slot-table entries this model may still spend
 
     def const(self, obj: Any) -> str:
@@ -67,6 +68,14 @@ class _Gen:
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
+
+    def inline(self, var: str) -> str:
+        """``var``, or the expression of the line just emitted if it only set ``var`` (which is
+        then used once, here): ``o = {...}`` then ``out.append(o)`` becomes ``out.append({...})``."""
+        head = "    " * self.depth + f"{var} = "
+        if self.lines and self.lines[-1].startswith(head):  # at this depth: in this block
+            return self.lines.pop()[len(head) :]
+        return var
 
     def flush(self) -> None:
         """Put the pending symbols and totals (at the end of the function)."""
@@ -318,6 +327,7 @@ def _predict(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str], p: str) 
         # The source is an array of objects already checked (or decoded) with numbers under
         # both keys: the sum inline, added left to right from 0 as SumOf.compute does.
         t = g.tmp("t")
+        g.inlined_sum[p] = True
         g.emit(f"{p} = 0")
         g.emit(f"for {t} in {source}: {p} += {t}[{g.const(node.a)}] * {t}[{g.const(node.b)}]")
         g.emit(f"if type({p}) is float: {p} = round({p}, {node.scale})")
@@ -467,6 +477,10 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             _enc_rule(node, g, var, p)
             return
         assert node.other is not None
+        if _raw(node.other):  # no entry: off the path
+            g.emit(f"if {p} is {g.const(_NOPRED)}: return None")
+            _enc_rule(node, g, var, p)
+            return
         with g.block(f"if {p} is {g.const(_NOPRED)}:"):  # no symbol: the value through ``other``
             _enc(node.other, g, var, [])
         with g.block("else:"):
@@ -494,8 +508,15 @@ def _enc_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, var: str, p: str) -> No
         _enc(node.other, g, var, [])
 
 
-def _spend(g: _Gen, n: str) -> None:
-    """Loops draw on the payload's budget: a forged payload cannot make a loop run long."""
+SMALL_COUNT = 64  # a loop whose count the model bounds by this needs no budget check
+
+
+def _spend(g: _Gen, n: str, count: fm.Node) -> None:
+    """Loops draw on the payload's budget: a forged payload cannot make a loop run long. A
+    count that is a categorical of small integers (and no escape) is bounded by the model."""
+    if isinstance(count, fm.Categorical) and _leaves(count):
+        if all(type(v) is int and 0 <= v <= SMALL_COUNT for v in count.values):
+            return
     g.emit(f"budget -= {n}")  # a count that is not an int raises TypeError: a DecodeError
     g.emit("if budget < 0: raise DecodeError('learned-model payload asks for more items than it can hold')")
 
@@ -637,7 +658,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         if escapes:
             with g.block(f"if {s} < {node.esc}:"):
                 g.take("0", str(node.esc), total, counted=True)
-                g.emit(f"{out} = {_dec(node.fallback, g, [])}")
+                g.emit(f"{out} = {g.inline(_dec(node.fallback, g, []))}")
             g.indent("else:")
         st, fr = g.tmp("st"), g.tmp("fr")
         g.emit(f"{st}, {fr}, {out} = {_slots(node, g, starts, freqs, values, s)}")
@@ -649,9 +670,10 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     elif isinstance(node, fm.IntRange):
         g.emit(f"{out} = {node.lo} + {g.uniform(node.span)}")
     elif isinstance(node, fm.Decimal):
-        g.emit(f"{out} = {_dec(node.inner, g, [])} / {10**node.scale}")
+        g.emit(f"{out} = {g.inline(_dec(node.inner, g, []))} / {10**node.scale}")
     elif isinstance(node, fm.Template):
-        g.emit(f"{out} = {g.const(node.prefix)} + str({_dec(node.inner, g, [])}).zfill({node.width})")
+        inner = g.inline(_dec(node.inner, g, []))
+        g.emit(f"{out} = {g.const(node.prefix)} + str({inner}).zfill({node.width})")
     elif isinstance(node, fm.Words):
         fixed = _fixed(node.count)
         if fixed is not None:
@@ -659,12 +681,13 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             g.emit(f"{out} = {g.const(node.sep)}.join(({', '.join(words)}{',' if fixed == 1 else ''}))")
             return out
         n, i, parts = g.tmp("n"), g.tmp("i"), g.tmp("ws")
-        g.emit(f"{n} = {_dec(node.count, g, [])}")
-        _spend(g, n)
+        g.emit(f"{n} = {g.inline(_dec(node.count, g, []))}")
+        _spend(g, n, node.count)
         g.emit(f"{parts} = []")
         with g.loop(f"for {i} in range({n}):", n):
             if len(node.words) == 1:
-                g.emit(f"{parts}.append({_dec(node.words[0], g, [])})")
+                word = _dec(node.words[0], g, [])
+                g.emit(f"{parts}.append({g.inline(word)})")
             else:
                 for pos, model in enumerate(node.words):
                     last = pos == len(node.words) - 1
@@ -680,7 +703,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             for child in kids[len(names) :]:
                 m = _member(child, g)
                 size = math.prod(sym.total for sym in m.syms) if m is not None else 0
-                if m is None or (group and product * size > 1 << 64):
+                if m is None or (group and product * size > 1 << 96):
                     break
                 group.append(m)
                 product *= size
@@ -697,20 +720,26 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             g.emit(f"{out} = [{', '.join(items)}]")
             return out
         n = g.tmp("n")
-        g.emit(f"{n} = {_dec(node.lengths, g, [])}")
-        _spend(g, n)
+        g.emit(f"{n} = {g.inline(_dec(node.lengths, g, []))}")
+        _spend(g, n, node.lengths)
         g.emit(f"{out} = []")
         with g.loop(f"for _ in range({n}):", n):
-            g.emit(f"{out}.append({_dec(node.item, g, [])})")
+            item = _dec(node.item, g, [])
+            g.emit(f"{out}.append({g.inline(item)})")
     elif isinstance(node, (fm.Predicted, fm.Prefixed)):
-        p = g.tmp("p")
+        p = out if isinstance(node, fm.Predicted) else g.tmp("p")  # the prediction, kept as the value
         _predict(node, g, ctx, p)
         if not _tabled(node):
             _dec_rule(node, g, p, out)
             return out
         assert node.other is not None
+        if _raw(node.other):
+            nopred = g.const(_NOPRED)
+            g.emit(f"if {p} is {nopred}: raise DecodeError('a table rule has no entry for this field')")
+            _dec_rule(node, g, p, out)
+            return out
         with g.block(f"if {p} is {g.const(_NOPRED)}:"):  # no symbol: the value through ``other``
-            g.emit(f"{out} = {_dec(node.other, g, [])}")
+            g.emit(f"{out} = {g.inline(_dec(node.other, g, []))}")
         with g.block("else:"):
             _dec_rule(node, g, p, out)
     else:
@@ -729,17 +758,20 @@ def _dec_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, p: str, out: str) -> No
         g.den(total)
         with g.block(f"if {s} < {node.esc}:"):
             g.take("0", str(node.esc), total, counted=True)
-            g.emit(f"{out} = {_dec(node.other, g, [])}")
+            g.emit(f"{out} = {g.inline(_dec(node.other, g, []))}")
         g.indent("else:")
         g.take(str(node.esc), str(node.total - node.esc), total, counted=True)
-    if _tabled(node):  # a prediction the common path cannot hold: not a payload it writes
-        g.emit(f"if {p} is {g.const(_NOTPLAIN)}: raise DecodeError('a predicted field cannot hold here')")
-    else:
+    if isinstance(node, fm.Given) and _tabled(node):
+        if not all(map(_plain, node.table.values())):  # a prediction the common path cannot hold
+            g.emit(f"if {p} is {g.const(_NOTPLAIN)}: raise DecodeError('a predicted field cannot hold here')")
+    elif isinstance(node, fm.SumOf) and g.inlined_sum.get(p):
+        pass  # computed inline: always a number
+    elif not _tabled(node):
         miss = g.const(fm._MISS)
         g.emit(f"if {p} is None or {p} is {miss}: raise DecodeError('a predicted field has no prediction')")
     if isinstance(node, fm.Prefixed):
-        g.emit(f"{out} = {p} + {_dec(node.rest, g, [])}")
-    else:
+        g.emit(f"{out} = {p} + {g.inline(_dec(node.rest, g, []))}")
+    elif p != out:
         g.emit(f"{out} = {p}")
     if escapes:
         g.dedent()
@@ -774,14 +806,14 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     g.emit("num = int.from_bytes(data, 'big')")
     g.emit("size = len(data)")
     g.emit("scale = 1 << (8 * size)")
-    g.emit(f"x = num * {FLAG_TOTAL * flag_total}")
-    g.emit(f"if x < {flag_total} * scale or x >= {flag_total + (FLAG_TOTAL - 1) * (common + 1)} * scale:")
-    g.emit("    return _OFF  # a side stream, or the flag says: off the common path")
-    g.emit(f"x -= {flag_total} * scale")
+    g.emit(f"x = num * {FLAG_TOTAL * flag_total} - {flag_total} * scale")
     g.emit(f"R = scale * {(FLAG_TOTAL - 1) * (common + 1)}")
+    g.emit("if not 0 <= x < R: return _OFF  # a side stream, or the flag says: off the common path")
     g.emit(f"den = {FLAG_TOTAL * flag_total}")
-    g.emit(f"budget = {MAX_SYMBOLS}")
+    budget_at = len(g.lines)
     out = _dec(root, g, [])
+    if any("budget" in line for line in g.lines[budget_at:]):
+        g.lines.insert(budget_at, f"    budget = {MAX_SYMBOLS}")
     g.flush()
     # The canonical-form check (_arith.check), inline for the common case.
     g.emit("n0 = (den.bit_length() - (R.bit_length() - 8 * size)) // 8")
