@@ -54,6 +54,10 @@ class _Gen:
         self.types: dict[str, type] = {}  # variables whose type is known once their node is done
         self.nodes: dict[str, fm.Node] = {}  # ... and the node that checked or decoded them
         self.inlined_sum: dict[str, bool] = {}  # sum rules computed inline (never missing)
+        # Sum rules over an array of the same object, added up while its items are coded:
+        # item object -> [(accumulator, index of a, index of b)], sum rule -> accumulator.
+        self.sums: dict[int, list[tuple[str, int, int]]] = {}
+        self.acc: dict[int, str] = {}
         self.slots = SLOT_BUDGET  # slot-table entries this model may still spend
 
     def const(self, obj: Any) -> str:
@@ -323,6 +327,10 @@ def _predict(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str], p: str) 
         g.emit(f"{p} = {_lookup(g, {k: v for k, v in node.table.items() if _plain(v)}, source)}")
     elif isinstance(node, fm.Prefixed):
         g.emit(f"{p} = {_lookup(g, node.table, source)}")
+    elif isinstance(node, fm.SumOf) and id(node) in g.acc:  # added up with the items
+        acc = g.acc[id(node)]
+        g.inlined_sum[p] = True
+        g.emit(f"{p} = round({acc}, {node.scale}) if type({acc}) is float else {acc}")
     elif isinstance(node, fm.SumOf) and _numeric_items(g.nodes.get(source), node.a, node.b):
         # The source is an array of objects already checked (or decoded) with numbers under
         # both keys: the sum inline, added left to right from 0 as SumOf.compute does.
@@ -333,6 +341,26 @@ def _predict(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str], p: str) 
         g.emit(f"if type({p}) is float: {p} = round({p}, {node.scale})")
     else:
         g.emit(f"{p} = {g.const(node.compute)}({source})")
+
+
+def _plan_sums(node: fm.Object, g: _Gen) -> None:
+    """Start an accumulator for every sum rule of this object over an earlier array field."""
+    for child in node.children:
+        if isinstance(child, fm.SumOf) and child.source < len(node.children):
+            array = node.children[child.source]
+            if _numeric_items(array, child.a, child.b):
+                assert isinstance(array, fm.Array) and isinstance(array.item, fm.Object)
+                acc = g.tmp("acc")
+                g.emit(f"{acc} = 0")
+                keys = array.item.keys
+                g.sums.setdefault(id(array.item), []).append((acc, keys.index(child.a), keys.index(child.b)))
+                g.acc[id(child)] = acc
+
+
+def _add_sums(node: fm.Object, g: _Gen, names: list[str]) -> None:
+    """An item's share of the sums over its array: added in item order, as SumOf.compute does."""
+    for acc, a, b in g.sums.get(id(node), []):
+        g.emit(f"{acc} += {names[a]} * {names[b]}")
 
 
 def _numeric_items(node: fm.Node | None, a: str, b: str) -> bool:
@@ -453,8 +481,10 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         names = [g.tmp("v") for _ in node.keys]
         if names:
             g.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {var}.values()")
+        _plan_sums(node, g)
         for j, (child, name) in enumerate(zip(node.children, names, strict=True)):
             _enc(child, g, name, names[:j])
+        _add_sums(node, g, names)
     elif isinstance(node, fm.Array):
         fixed = _fixed(node.lengths)
         if fixed is not None:  # a fixed length: the items one after the other
@@ -697,6 +727,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     elif isinstance(node, fm.Object):
         names: list[str] = []
         kids = node.children
+        _plan_sums(node, g)
         while len(names) < len(kids):
             group: list[_Member] = []
             product = 1
@@ -711,6 +742,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
                 names += _dec_group(group, g)
             else:
                 names.append(_dec(kids[len(names)], g, names))
+        _add_sums(node, g, names)
         keys = [g.const(k) for k in node.keys]
         g.emit(f"{out} = {{{', '.join(f'{k}: {v}' for k, v in zip(keys, names, strict=True))}}}")
     elif isinstance(node, fm.Array):
@@ -798,9 +830,12 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
         g.emit("if k * den < high << s: return k.to_bytes(n, 'big')")
         g.emit("n += 1")
     body = "\n".join("    " + line for line in g.lines)
-    # A TypeError means an unhashable value where a table key was expected: off the path.
-    enc_src = f"def _encode(value):\n    try:\n{body}\n    except TypeError:\n        return None"
+    # A TypeError means an unhashable value where a table key was expected, an ArithmeticError a
+    # number past float range in a sum: off the path (the general rules deal with both).
+    off = "except (TypeError, ArithmeticError):\n        return None"
+    enc_src = f"def _encode(value):\n    try:\n{body}\n    {off}"
     g.lines = []
+    g.sums, g.acc = {}, {}  # the decoder plans its own accumulators
     # The head's "no side stream" and the flag's "common path", taken as one symbol: slots
     # [flag_total, flag_total + 65535 * (common + 1)) of 65536 * flag_total.
     g.emit("num = int.from_bytes(data, 'big')")

@@ -1129,7 +1129,15 @@ class Model:
                 raise DecodeError("learned-model payload puts a side stream on the common path")
             dec.take(*self.off)
             value = self.root.decode(dec)
-        except (RecursionError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as exc:
+        except (
+            RecursionError,
+            UnicodeDecodeError,
+            ValueError,
+            KeyError,
+            IndexError,
+            TypeError,
+            ArithmeticError,
+        ) as exc:
             if isinstance(exc, DecodeError):
                 raise
             raise DecodeError(f"learned-model payload does not decode: {exc}") from exc
