@@ -49,6 +49,7 @@ class _Gen:
         # once where the block ends (``den`` is only read at the end, and products commute).
         self.pending = [1]
         self.run: list[tuple[str, str, int]] = []  # straight-line symbols not yet put (encode)
+        self.tail: list[tuple[str, str, int]] | None = None  # symbols put after a branch (below)
         self.opened: list[int] = []  # line counts where the open blocks began
         self.ints: set[str] = set()  # variables known to hold ints (lengths)
         self.types: dict[str, type] = {}  # variables whose type is known once their node is done
@@ -134,10 +135,15 @@ class _Gen:
         returns the payload): k symbols ``(s_i, f_i, t_i)`` move the interval as one symbol
         ``(C, f_1...f_k, t_1...t_k)`` with ``C = C' * t_k + f_1...f_(k-1) * s_k`` -- the same
         integers, with the sums on small numbers and two operations on the big ones. A run
-        holds at most one symbol whose frequency varies and totals up to 2^64, so that its
-        sums stay small."""
+        holds at most two symbols whose frequency varies and totals up to 2^64, so that its
+        sums stay small and short."""
+        if self.tail is not None:  # checked here, put at the end of both branches of a field
+            self.tail.append((start, freq, total))
+            if not counted:
+                self.den(total)
+            return
         if self.run and (
-            (freq != "1" and any(f != "1" for _s, f, _t in self.run))
+            (freq != "1" and sum(f != "1" for _s, f, _t in self.run) >= 2)
             or math.prod(t for _s, _f, t in self.run) * total > 1 << 64
         ):
             self.emit_run()
@@ -482,8 +488,23 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         if names:
             g.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {var}.values()")
         _plan_sums(node, g)
-        for j, (child, name) in enumerate(zip(node.children, names, strict=True)):
-            _enc(child, g, name, names[:j])
+        j = 0
+        while j < len(names):
+            child = node.children[j]
+            k = j + 1
+            while k < len(names) and _straight(node.children[k]):
+                k += 1
+            if (
+                k > j + 1
+                and isinstance(child, fm.Categorical)
+                and not _leaves(child)
+                and len(child.values) > 1
+            ):
+                _enc_escaping(child, g, names, j, k, node.children)
+            else:
+                _enc(child, g, names[j], names[:j])
+                k = j + 1
+            j = k
         _add_sums(node, g, names)
     elif isinstance(node, fm.Array):
         fixed = _fixed(node.lengths)
@@ -517,6 +538,46 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             _enc_rule(node, g, var, p)
     else:  # Raw and anything new: never on the common path
         g.emit("return None")
+
+
+def _straight(node: fm.Node) -> bool:
+    """Whether the node's common path is checks and symbols only, with no branch."""
+    if isinstance(node, (fm.Decimal, fm.Template)):
+        return isinstance(node.inner, fm.IntRange)
+    return isinstance(node, fm.IntRange) or (isinstance(node, fm.Categorical) and _leaves(node))
+
+
+def _enc_escaping(
+    head: fm.Categorical, g: _Gen, names: list[str], j: int, k: int, children: list[fm.Node]
+) -> None:
+    """Field ``j`` (a categorical with a learned fallback) then the straight fields up to ``k``:
+    their checks first, then the head's branch, with the straight fields' symbols at the end of
+    both branches (so each branch puts its symbols as one)."""
+    d, kind, total, _s, _f, _v = _cat_tables(head, g)
+    var, h = names[j], g.tmp("h")
+    if kind == "key":
+        g.emit(f"{h} = {d}.get(_key({var}))")
+    elif kind == "str" or var in g.ints:
+        g.emit(f"{h} = {d}.get({var})")
+    else:
+        g.emit(f"{h} = {d}.get({var}) if type({var}) is {kind} else None")
+    g.tail = []
+    for i in range(j + 1, k):
+        _enc(children[i], g, names[i], names[:i])
+    tail, g.tail = g.tail, None
+    g.den(total)
+    with g.block(f"if {h} is None:"):
+        g.put("0", str(head.esc), total, counted=True)
+        _enc(head.fallback, g, var, [])
+        for sym in tail:
+            g.put(*sym, counted=True)
+    with g.block("else:"):
+        g.put(f"{h}[0]", f"{h}[1]", total, counted=True)
+        for sym in tail:
+            g.put(*sym, counted=True)
+    kind_of = _kind(head)
+    if kind_of is not None:
+        g.types[var], g.nodes[var] = kind_of, head
 
 
 def _enc_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, var: str, p: str) -> None:
@@ -615,6 +676,14 @@ def _dec_group(members: list[_Member], g: _Gen) -> list[str]:
     s = g.tmp("s")
     g.emit(f"xT = x * {total}")
     g.emit(f"{s} = xT // R")
+    values, taken = _peel(syms, s, total, g)
+    _move(taken, g)
+    g.den(total)
+    return _outs(members, values, g)
+
+
+def _peel(syms: list[_Sym], s: str, total: int, g: _Gen) -> tuple[list[str], list[tuple[str, str, int]]]:
+    """The symbols' values from their joint slot ``s`` (in ``[0, total)``), and the symbols."""
     rest, values, taken = total, [], []
     for i, sym in enumerate(syms):
         rest //= sym.total
@@ -642,16 +711,27 @@ def _dec_group(members: list[_Member], g: _Gen) -> list[str]:
                 s = nxt
             taken.append((st, fr, sym.total))
         values.append(v)
+    return values, taken
+
+
+def _move(taken: list[tuple[str, str, int]], g: _Gen) -> None:
+    """Move the interval past symbols taken together (``xT = x * their totals``)."""
     start, freq, _total = _horner(taken)
     g.emit(f"x = xT - ({start}) * R")
     if freq != "1":
         g.emit(f"R *= {freq}")
-    g.den(total)
+
+
+def _outs(members: list[_Member], values: list[str], g: _Gen, names: list[str] | None = None) -> list[str]:
+    """The members' values from their symbols' values (into ``names`` when given)."""
     outs = []
-    for m in members:
+    for j, m in enumerate(members):
         mine, values = values[: len(m.syms)], values[len(m.syms) :]
         out = m.value(mine)
-        if not out.isidentifier():
+        if names is not None:
+            g.emit(f"{names[j]} = {out}")
+            out = names[j]
+        elif not out.isidentifier():
             out = g.tmp("o")
             g.emit(f"{out} = {m.value(mine)}")
         kind = _kind(m.node)
@@ -659,6 +739,41 @@ def _dec_group(members: list[_Member], g: _Gen) -> list[str]:
             g.types[out], g.nodes[out] = kind, m.node
         outs.append(out)
     return outs
+
+
+def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen) -> list[str]:
+    """A categorical with a learned fallback, then straight-line symbols, with one division
+    when the categorical hits; on its escape, the fallback and the rest one at a time."""
+    _d, _k, total, starts, freqs, table = _cat_tables(head, g)
+    syms = [sym for m in members for sym in m.syms]
+    rest = math.prod(sym.total for sym in syms)
+    s, u = g.tmp("s"), g.tmp("u")
+    g.emit(f"xT = x * {total * rest}")
+    g.emit(f"{s} = xT // R")
+    g.emit(f"{u} = {s} // {rest}")
+    g.den(total)
+    out, names = g.tmp("o"), [g.tmp("o") for _ in members]
+    with g.block(f"if {u} < {head.esc}:"):
+        g.emit(f"x = x * {total}")
+        g.emit(f"R *= {head.esc}")
+        g.emit(f"{out} = {g.inline(_dec(head.fallback, g, []))}")
+        for m, name in zip(members, names, strict=True):
+            g.emit(f"{name} = {g.inline(_dec(m.node, g, []))}")
+    with g.block("else:"):
+        st, fr = g.tmp("st"), g.tmp("fr")
+        g.emit(f"{st}, {fr}, {out} = {_slots(head, g, starts, freqs, table, u)}")
+        if head.mutable:
+            g.emit(f"{out} = _copy({out})")
+        nxt = g.tmp("s")
+        g.emit(f"{nxt} = ({s} - {st} * {rest}) // {fr}")
+        values, taken = _peel(syms, nxt, rest, g)
+        _move([(st, fr, total), *taken], g)
+        g.den(rest)
+        _outs(members, values, g, names)
+    kind = _kind(head)
+    if kind is not None:
+        g.types[out], g.nodes[out] = kind, head
+    return [out, *names]
 
 
 def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
@@ -731,14 +846,19 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         while len(names) < len(kids):
             group: list[_Member] = []
             product = 1
-            for child in kids[len(names) :]:
+            head = kids[len(names)]
+            escaping = isinstance(head, fm.Categorical) and not _leaves(head) and len(head.values) > 1
+            for child in kids[len(names) + escaping :]:
                 m = _member(child, g)
                 size = math.prod(sym.total for sym in m.syms) if m is not None else 0
                 if m is None or (group and product * size > 1 << 96):
                     break
                 group.append(m)
                 product *= size
-            if sum(len(m.syms) for m in group) > 1:  # straight-line symbols: one division
+            if escaping and group and any(m.syms for m in group):
+                assert isinstance(head, fm.Categorical)
+                names += _dec_escaping(head, group, g)
+            elif not escaping and sum(len(m.syms) for m in group) > 1:  # one division
                 names += _dec_group(group, g)
             else:
                 names.append(_dec(kids[len(names)], g, names))
