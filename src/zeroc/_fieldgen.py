@@ -682,13 +682,16 @@ def _dec_group(members: list[_Member], g: _Gen) -> list[str]:
     return _outs(members, values, g)
 
 
-def _peel(syms: list[_Sym], s: str, total: int, g: _Gen) -> tuple[list[str], list[tuple[str, str, int]]]:
-    """The symbols' values from their joint slot ``s`` (in ``[0, total)``), and the symbols."""
+def _peel(
+    syms: list[_Sym], s: str, total: int, g: _Gen, into: list[str | None] | None = None
+) -> tuple[list[str], list[tuple[str, str, int]]]:
+    """The symbols' values from their joint slot ``s`` (in ``[0, total)``), and the symbols;
+    ``into`` names the variables to hold them, where given."""
     rest, values, taken = total, [], []
     for i, sym in enumerate(syms):
         rest //= sym.total
         last = i == len(syms) - 1
-        v = g.tmp("o")
+        v = (into[i] if into else None) or g.tmp("o")
         if sym.uniform is not None:
             slot = s
             if not last:
@@ -729,7 +732,8 @@ def _outs(members: list[_Member], values: list[str], g: _Gen, names: list[str] |
         mine, values = values[: len(m.syms)], values[len(m.syms) :]
         out = m.value(mine)
         if names is not None:
-            g.emit(f"{names[j]} = {out}")
+            if out != names[j]:
+                g.emit(f"{names[j]} = {out}")
             out = names[j]
         elif not out.isidentifier():
             out = g.tmp("o")
@@ -751,7 +755,7 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen) -> list
     g.emit(f"xT = x * {total * rest}")
     g.emit(f"{s} = xT // R")
     g.emit(f"{u} = {s} // {rest}")
-    g.den(total)
+    g.den(total * rest)  # both branches take these symbols
     out, names = g.tmp("o"), [g.tmp("o") for _ in members]
     with g.block(f"if {u} < {head.esc}:"):
         g.emit(f"x = x * {total}")
@@ -759,6 +763,7 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen) -> list
         g.emit(f"{out} = {g.inline(_dec(head.fallback, g, []))}")
         for m, name in zip(members, names, strict=True):
             g.emit(f"{name} = {g.inline(_dec(m.node, g, []))}")
+        g.pending[-1] //= rest  # straight fields: their totals went here, and are counted above
     with g.block("else:"):
         st, fr = g.tmp("st"), g.tmp("fr")
         g.emit(f"{st}, {fr}, {out} = {_slots(head, g, starts, freqs, table, u)}")
@@ -766,9 +771,11 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen) -> list
             g.emit(f"{out} = _copy({out})")
         nxt = g.tmp("s")
         g.emit(f"{nxt} = ({s} - {st} * {rest}) // {fr}")
-        values, taken = _peel(syms, nxt, rest, g)
+        into: list[str | None] = []
+        for m, name in zip(members, names, strict=True):  # a field that is its one symbol: direct
+            into += [name] if len(m.syms) == 1 and m.value(["_"]) == "_" else [None] * len(m.syms)
+        values, taken = _peel(syms, nxt, rest, g, into)
         _move([(st, fr, total), *taken], g)
-        g.den(rest)
         _outs(members, values, g, names)
     kind = _kind(head)
     if kind is not None:
@@ -825,8 +832,11 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             words = [_dec(node.words[min(pos, len(node.words) - 1)], g, []) for pos in range(fixed)]
             g.emit(f"{out} = {g.const(node.sep)}.join(({', '.join(words)}{',' if fixed == 1 else ''}))")
             return out
-        n, i, parts = g.tmp("n"), g.tmp("i"), g.tmp("ws")
-        g.emit(f"{n} = {g.inline(_dec(node.count, g, []))}")
+        i, parts = g.tmp("i"), g.tmp("ws")
+        n = g.inline(_dec(node.count, g, []))
+        if not n.isidentifier():
+            n, expr = g.tmp("n"), n
+            g.emit(f"{n} = {expr}")
         _spend(g, n, node.count)
         g.emit(f"{parts} = []")
         with g.loop(f"for {i} in range({n}):", n):
@@ -871,8 +881,10 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             items = [_dec(node.item, g, []) for _ in range(fixed)]
             g.emit(f"{out} = [{', '.join(items)}]")
             return out
-        n = g.tmp("n")
-        g.emit(f"{n} = {g.inline(_dec(node.lengths, g, []))}")
+        n = g.inline(_dec(node.lengths, g, []))
+        if not n.isidentifier():
+            n, expr = g.tmp("n"), n
+            g.emit(f"{n} = {expr}")
         _spend(g, n, node.lengths)
         g.emit(f"{out} = []")
         with g.loop(f"for _ in range({n}):", n):
