@@ -783,6 +783,24 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen) -> list
     return [out, *names]
 
 
+def _dec_items(node: fm.Array, g: _Gen, n: str, out: str) -> None:
+    """The items of an array whose length ``n`` is decoded."""
+    _spend(g, n, node.lengths)
+    g.emit(f"{out} = []")
+    with g.loop(f"for _ in range({n}):", n):
+        item = _dec(node.item, g, [])
+        g.emit(f"{out}.append({g.inline(item)})")
+
+
+def _counted(node: fm.Node) -> bool:
+    """An array whose length is one symbol of a categorical with no escape (more than one
+    length): the length can end a group of straight-line symbols."""
+    if not isinstance(node, fm.Array) or _fixed(node.lengths) is not None:
+        return False
+    lengths = node.lengths
+    return isinstance(lengths, fm.Categorical) and _leaves(lengths) and len(lengths.values) > 1
+
+
 def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     """Emit code decoding ``node``'s common path; returns the variable holding the value."""
     out = _dec_node(node, g, ctx)
@@ -868,8 +886,22 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             if escaping and group and any(m.syms for m in group):
                 assert isinstance(head, fm.Categorical)
                 names += _dec_escaping(head, group, g)
-            elif not escaping and sum(len(m.syms) for m in group) > 1:  # one division
-                names += _dec_group(group, g)
+            elif not escaping and sum(len(m.syms) for m in group) > 0:  # one division
+                after = len(names) + len(group)
+                array = kids[after] if after < len(kids) else None
+                if array is not None and _counted(array):  # its length ends the group
+                    assert isinstance(array, fm.Array) and isinstance(array.lengths, fm.Categorical)
+                    count = _Sym(array.lengths.total - array.lengths.esc, cat=array.lengths)
+                    group.append(_Member(array.lengths, [count], lambda vs: vs[0]))
+                    *outs, n = _dec_group(group, g)
+                    listed = g.tmp("o")
+                    _dec_items(array, g, n, listed)
+                    g.types[listed], g.nodes[listed] = list, array
+                    names += [*outs, listed]
+                elif sum(len(m.syms) for m in group) > 1:
+                    names += _dec_group(group, g)
+                else:
+                    names.append(_dec(kids[len(names)], g, names))
             else:
                 names.append(_dec(kids[len(names)], g, names))
         _add_sums(node, g, names)
@@ -885,11 +917,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         if not n.isidentifier():
             n, expr = g.tmp("n"), n
             g.emit(f"{n} = {expr}")
-        _spend(g, n, node.lengths)
-        g.emit(f"{out} = []")
-        with g.loop(f"for _ in range({n}):", n):
-            item = _dec(node.item, g, [])
-            g.emit(f"{out}.append({g.inline(item)})")
+        _dec_items(node, g, n, out)
     elif isinstance(node, (fm.Predicted, fm.Prefixed)):
         p = out if isinstance(node, fm.Predicted) else g.tmp("p")  # the prediction, kept as the value
         _predict(node, g, ctx, p)
@@ -983,13 +1011,11 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
         g.lines.insert(budget_at, f"    budget = {MAX_SYMBOLS}")
     g.flush()
     # The canonical-form check (_arith.check), inline for the common case.
-    g.emit("n0 = (den.bit_length() - (R.bit_length() - 8 * size)) // 8")
-    g.emit("if n0 > size or x >= den: _check(data, num, scale, x, R, den, size, False)")
-    with g.block("if n0 < size:"):
-        g.emit("neg = -num")
-        with g.block("for n in range(n0, size):"):
-            g.emit("if x + (neg & ((1 << (8 * (size - n))) - 1)) * den < R:")
-            g.emit("    _check(data, num, scale, x, R, den, size, False)")
+    # Usually the shortest possible length is the payload's or one byte less: those inline.
+    g.emit("n0 = (den.bit_length() - R.bit_length()) // 8 + size")
+    g.emit("if n0 == size - 1:")
+    g.emit("    if x >= den or x + (-num & 255) * den < R: _check(data, num, scale, x, R, den, size, False)")
+    g.emit("elif n0 != size or x >= den: _check(data, num, scale, x, R, den, size, False)")
     g.emit(f"return {out}")
     dec_src = "def _decode(data):\n" + "\n".join(g.lines)
     ns = g.ns
