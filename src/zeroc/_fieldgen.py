@@ -79,7 +79,8 @@ class _Gen:
         then used once, here): ``o = {...}`` then ``out.append(o)`` becomes ``out.append({...})``."""
         head = "    " * self.depth + f"{var} = "
         if self.lines and self.lines[-1].startswith(head):  # at this depth: in this block
-            return self.lines.pop()[len(head) :]
+            expr = self.lines.pop()[len(head) :]
+            return expr if expr.isidentifier() else f"({expr})"  # it may go inside an expression
         return var
 
     def flush(self) -> None:
@@ -708,6 +709,8 @@ def _peel(
                 g.emit(f"{slot} = {s} // {rest}")
             st, fr = g.tmp("st"), g.tmp("fr")
             g.emit(f"{st}, {fr}, {v} = {_slots(sym.cat, g, starts, freqs, table, slot)}")
+            if sym.cat.mutable:  # the caller may change it; the table must not change
+                g.emit(f"{v} = _copy({v})")
             if not last:
                 nxt = g.tmp("s")
                 g.emit(f"{nxt} = ({s} - {st} * {rest}) // {fr}")
