@@ -334,7 +334,10 @@ def _random_shape(rng: random.Random, depth: int = 0) -> list[tuple[str, str, ob
             arg = [("id", "cat_int", None), ("qty", "range", None), ("price", "decimal", None)]
         fields.append((f"f{i}", kind, arg))
     if any(k == "cat_str" for _, k, _ in fields):
-        fields.append(("derived", "given", next(n for n, k, _ in fields if k == "cat_str")))
+        source = next(n for n, k, _ in fields if k == "cat_str")
+        fields += [("derived", "given", source), ("postal", "prefixed", source)]
+    if any(k == "words" for _, k, _ in fields):
+        fields.append(("url", "affix", next(n for n, k, _ in fields if k == "words")))
     items = [n for n, k, _ in fields if k == "items"]
     if items:
         fields.append(("total", "sum", items[0]))
@@ -367,6 +370,11 @@ def _random_value(shape: list[tuple[str, str, object]], rng: random.Random) -> d
             out[name] = _random_value(arg, rng)  # type: ignore[arg-type]
         elif kind == "items":
             out[name] = [_random_value(arg, rng) for _ in range(rng.randint(1, 4))]  # type: ignore[arg-type]
+        elif kind == "prefixed":
+            prefix = {"alpha": "AL-", "beta": "BE-", "gamma": "GA-"}.get(out[arg], "ZZ")  # type: ignore[index]
+            out[name] = prefix + f"{rng.randrange(100):02d}"
+        elif kind == "affix":
+            out[name] = "https://example.org/" + str(out[arg]).replace(" ", "%20") + ".json"
         elif kind == "given":
             out[name] = {"alpha": "A", "beta": "B", "gamma": "C", "delta": "D"}.get(out[arg], "?")  # type: ignore[index]
         elif kind == "sum":
