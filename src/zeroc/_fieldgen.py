@@ -350,8 +350,13 @@ def _predict(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str], p: str) 
         g.emit(f"{p} = {g.const(node.compute)}({source})")
 
 
-def _plan_sums(node: fm.Object, g: _Gen) -> None:
-    """Start an accumulator for every sum rule of this object over an earlier array field."""
+Hooks = dict[int, list[tuple[str, int, int]]]
+
+
+def _plan_sums(node: fm.Object, g: _Gen) -> Hooks:
+    """Start an accumulator for every sum rule of this object over an earlier array field;
+    returns, per array field, what its items add (see ``_summing``)."""
+    plan: Hooks = {}
     for child in node.children:
         if isinstance(child, fm.SumOf) and child.source < len(node.children):
             array = node.children[child.source]
@@ -360,8 +365,29 @@ def _plan_sums(node: fm.Object, g: _Gen) -> None:
                 acc = g.tmp("acc")
                 g.emit(f"{acc} = 0")
                 keys = array.item.keys
-                g.sums.setdefault(id(array.item), []).append((acc, keys.index(child.a), keys.index(child.b)))
+                plan.setdefault(child.source, []).append((acc, keys.index(child.a), keys.index(child.b)))
                 g.acc[id(child)] = acc
+    return plan
+
+
+@contextmanager
+def _summing(g: _Gen, node: fm.Object, j: int, plan: Hooks) -> Iterator[None]:
+    """While field ``j``'s code is written, its items add to the sums planned over it (and only
+    then: a learned tree may share one item node between arrays)."""
+    child = node.children[j]
+    if j not in plan or not isinstance(child, fm.Array):
+        yield
+        return
+    key = id(child.item)
+    saved = g.sums.get(key)
+    g.sums[key] = plan[j]
+    try:
+        yield
+    finally:
+        if saved is None:
+            del g.sums[key]
+        else:
+            g.sums[key] = saved
 
 
 def _add_sums(node: fm.Object, g: _Gen, names: list[str]) -> None:
@@ -448,8 +474,9 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         _enc(node.inner, g, t, [])
     elif isinstance(node, fm.Template):
         t = g.tmp("i")
-        g.emit(f"if type({var}) is not str or {g.const(node.pattern.match)}({var}) is None: return None")
-        g.emit(f"{t} = int({var}[{len(node.prefix)}:])")
+        typed = "" if g.types.get(var) is str else f"type({var}) is not str or "
+        g.emit(f"if {typed}{g.const(node.pattern.match)}({var}) is None: return None")
+        g.emit(f"{t} = int({var}[{len(node.prefix)}:])" if node.prefix else f"{t} = int({var})")
         g.ints.add(t)
         _enc(node.inner, g, t, [])
     elif isinstance(node, fm.Words):
@@ -488,7 +515,7 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         names = [g.tmp("v") for _ in node.keys]
         if names:
             g.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {var}.values()")
-        _plan_sums(node, g)
+        plan = _plan_sums(node, g)
         j = 0
         while j < len(names):
             child = node.children[j]
@@ -503,7 +530,8 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             ):
                 _enc_escaping(child, g, names, j, k, node.children)
             else:
-                _enc(child, g, names[j], names[:j])
+                with _summing(g, node, j, plan):
+                    _enc(child, g, names[j], names[:j])
                 k = j + 1
             j = k
         _add_sums(node, g, names)
@@ -581,20 +609,28 @@ def _enc_escaping(
         g.types[var], g.nodes[var] = kind_of, head
 
 
+def _enc_rest(node: fm.Prefixed, g: _Gen, var: str, p: str) -> None:
+    """The remainder after the prefix ``p`` (a string, since the value starts with ``p``)."""
+    rest = g.tmp("e")
+    g.emit(f"{rest} = {var}[len({p}):]")
+    g.types[rest] = str
+    _enc(node.rest, g, rest, [])
+
+
 def _enc_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, var: str, p: str) -> None:
     """A rule with a prediction ``p``: the hit symbol (none when sure) or the escape."""
     holds = _holds(node, var, p)
     if _leaves(node):  # nothing to code when the rule holds
         g.emit(f"if not ({holds}): return None")
         if isinstance(node, fm.Prefixed):
-            _enc(node.rest, g, f"{var}[len({p}):]", [])
+            _enc_rest(node, g, var, p)
         return
     assert node.other is not None
     g.den(node.total)
     with g.block(f"if {holds}:"):
         g.put(str(node.esc), str(node.total - node.esc), node.total, counted=True)
         if isinstance(node, fm.Prefixed):
-            _enc(node.rest, g, f"{var}[len({p}):]", [])
+            _enc_rest(node, g, var, p)
     with g.block("else:"):
         g.put("0", str(node.esc), node.total, counted=True)
         _enc(node.other, g, var, [])
@@ -873,7 +909,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     elif isinstance(node, fm.Object):
         names: list[str] = []
         kids = node.children
-        _plan_sums(node, g)
+        plan = _plan_sums(node, g)
         while len(names) < len(kids):
             group: list[_Member] = []
             product = 1
@@ -898,15 +934,18 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
                     group.append(_Member(array.lengths, [count], lambda vs: vs[0]))
                     *outs, n = _dec_group(group, g)
                     listed = g.tmp("o")
-                    _dec_items(array, g, n, listed)
+                    with _summing(g, node, after, plan):
+                        _dec_items(array, g, n, listed)
                     g.types[listed], g.nodes[listed] = list, array
                     names += [*outs, listed]
                 elif sum(len(m.syms) for m in group) > 1:
                     names += _dec_group(group, g)
                 else:
-                    names.append(_dec(kids[len(names)], g, names))
+                    with _summing(g, node, len(names), plan):
+                        names.append(_dec(kids[len(names)], g, names))
             else:
-                names.append(_dec(kids[len(names)], g, names))
+                with _summing(g, node, len(names), plan):
+                    names.append(_dec(kids[len(names)], g, names))
         _add_sums(node, g, names)
         keys = [g.const(k) for k in node.keys]
         g.emit(f"{out} = {{{', '.join(f'{k}: {v}' for k, v in zip(keys, names, strict=True))}}}")
@@ -985,13 +1024,17 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     _enc(root, g, "value", [])
     g.flush()
     # The canonical payload (_arith.shortest), inline: this runs once per message.
+    # k = ceil(low * 256^n / den) = q + (r > 0) is inside the interval unless r > 0 and
+    # den - r >= rng * 256^n; a byte longer, the quotient and remainder follow from r << 8.
     g.emit("n = (den.bit_length() - rng.bit_length()) // 8")
-    g.emit("high = low + rng")
-    with g.block("while True:"):
-        g.emit("s = 8 * n")
-        g.emit("k = -(-(low << s) // den)")
-        g.emit("if k * den < high << s: return k.to_bytes(n, 'big')")
+    g.emit("q, r = divmod(low << 8 * n, den)")
+    g.emit("w = rng << 8 * n")
+    with g.block("while r and den - r >= w:"):
+        g.emit("q2, r = divmod(r << 8, den)")
+        g.emit("q = (q << 8) + q2")
+        g.emit("w <<= 8")
         g.emit("n += 1")
+    g.emit("return (q + (r > 0)).to_bytes(n, 'big')")
     body = "\n".join("    " + line for line in g.lines)
     # A TypeError means an unhashable value where a table key was expected, an ArithmeticError a
     # number past float range in a sum: off the path (the general rules deal with both).
