@@ -673,36 +673,58 @@ class _Sym(NamedTuple):
 
 
 class _Member(NamedTuple):
-    """A field decoded inside a group: its symbols, and its value from their values."""
+    """A field decoded inside a group: its symbols, and its value from their values and the
+    earlier fields (``direct``: the value is its one symbol's)."""
 
     node: fm.Node
     syms: list[_Sym]
-    value: Callable[[list[str]], str]
+    value: Callable[[list[str], list[str]], str]
+    direct: bool = False
 
 
 def _member(node: fm.Node, g: _Gen) -> _Member | None:
     """The field as a group member, if its common path is straight-line symbols."""
     u = _uniform(node, g)
     if u is not None:
-        return _Member(node, [_Sym(u[0], u[1])], lambda vs: vs[0])
+        return _Member(node, [_Sym(u[0], u[1])], lambda vs, ctx: vs[0], True)
     if isinstance(node, fm.Categorical) and _leaves(node):
         if len(node.values) == 1:  # no symbol at all
             const = node.values[0]
-            return None if node.mutable else _Member(node, [], lambda vs: g.const(const))
-        return _Member(node, [_Sym(node.total - node.esc, cat=node)], lambda vs: vs[0])
+            return None if node.mutable else _Member(node, [], lambda vs, ctx: g.const(const))
+        return _Member(node, [_Sym(node.total - node.esc, cat=node)], lambda vs, ctx: vs[0], True)
     if isinstance(node, fm.Words):
         fixed = _fixed(node.count)
         models = [node.words[min(pos, len(node.words) - 1)] for pos in range(fixed or 0)]
         if not fixed or any(len(m.values) == 1 or not _leaves(m) for m in models):
             return None
         sep = g.const(node.sep)
-        return _Member(
-            node, [_Sym(m.total - m.esc, cat=m) for m in models], lambda vs: f"{sep}.join(({', '.join(vs)},))"
-        )
+        syms = [_Sym(m.total - m.esc, cat=m) for m in models]
+        return _Member(node, syms, lambda vs, ctx: f"{sep}.join(({', '.join(vs)},))")
+    if isinstance(node, (fm.Given, fm.Prefixed)) and _tabled(node) and _raw(node.other):
+        # A table rule whose missing entry leaves the path: no symbol of its own (a prefix rule
+        # adds its remainder's), its value once the fields it reads are known.
+        rest = _member(node.rest, g) if isinstance(node, fm.Prefixed) else None
+        if isinstance(node, fm.Prefixed) and (rest is None or not rest.syms):
+            return None
+
+        def value(vs: list[str], ctx: list[str]) -> str:
+            p = g.tmp("p")
+            _predict(node, g, ctx, p)
+            nopred = g.const(_NOPRED)
+            g.emit(f"if {p} is {nopred}: raise DecodeError('a table rule has no entry for this field')")
+            if rest is not None:
+                return f"{p} + ({rest.value(vs, ctx)})"
+            if not all(map(_plain, node.table.values())):
+                g.emit(
+                    f"if {p} is {g.const(_NOTPLAIN)}: raise DecodeError('a predicted field cannot hold here')"
+                )
+            return p
+
+        return _Member(node, rest.syms if rest is not None else [], value)
     return None
 
 
-def _dec_group(members: list[_Member], g: _Gen) -> list[str]:
+def _dec_group(members: list[_Member], g: _Gen, base: list[str]) -> list[str]:
     """Decode straight-line symbols with one division: symbols ``(s_i, f_i, t_i)`` taken in turn
     are one symbol over the product of the totals, and its slot ``s`` gives theirs in turn,
     ``slot_i = s // T`` (``T`` the totals after ``i``) then ``s = (s - s_i * T) // f_i``, on small
@@ -716,7 +738,7 @@ def _dec_group(members: list[_Member], g: _Gen) -> list[str]:
     values, taken = _peel(syms, s, total, g)
     _move(taken, g)
     g.den(total)
-    return _outs(members, values, g)
+    return _outs(members, values, g, base)
 
 
 def _peel(
@@ -764,19 +786,22 @@ def _move(taken: list[tuple[str, str, int]], g: _Gen) -> None:
         g.emit(f"R *= {freq}")
 
 
-def _outs(members: list[_Member], values: list[str], g: _Gen, names: list[str] | None = None) -> list[str]:
-    """The members' values from their symbols' values (into ``names`` when given)."""
-    outs = []
+def _outs(
+    members: list[_Member], values: list[str], g: _Gen, base: list[str], names: list[str] | None = None
+) -> list[str]:
+    """The members' values from their symbols' values and the fields before them (``base``,
+    then the members'), into ``names`` when given."""
+    outs: list[str] = []
     for j, m in enumerate(members):
         mine, values = values[: len(m.syms)], values[len(m.syms) :]
-        out = m.value(mine)
+        out = m.value(mine, base + outs)
         if names is not None:
             if out != names[j]:
                 g.emit(f"{names[j]} = {out}")
             out = names[j]
         elif not out.isidentifier():
-            out = g.tmp("o")
-            g.emit(f"{out} = {m.value(mine)}")
+            out, expr = g.tmp("o"), out
+            g.emit(f"{out} = {expr}")
         kind = _kind(m.node)
         if kind is not None:
             g.types[out], g.nodes[out] = kind, m.node
@@ -784,7 +809,7 @@ def _outs(members: list[_Member], values: list[str], g: _Gen, names: list[str] |
     return outs
 
 
-def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen) -> list[str]:
+def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen, base: list[str]) -> list[str]:
     """A categorical with a learned fallback, then straight-line symbols, with one division
     when the categorical hits; on its escape, the fallback and the rest one at a time."""
     _d, _k, total, starts, freqs, table = _cat_tables(head, g)
@@ -800,8 +825,8 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen) -> list
         g.emit(f"x = x * {total}")
         g.emit(f"R *= {head.esc}")
         g.emit(f"{out} = {g.inline(_dec(head.fallback, g, []))}")
-        for m, name in zip(members, names, strict=True):
-            g.emit(f"{name} = {g.inline(_dec(m.node, g, []))}")
+        for j, (m, name) in enumerate(zip(members, names, strict=True)):
+            g.emit(f"{name} = {g.inline(_dec(m.node, g, [*base, out, *names[:j]]))}")
         g.pending[-1] //= rest  # straight fields: their totals went here, and are counted above
     with g.block("else:"):
         st, fr = g.tmp("st"), g.tmp("fr")
@@ -812,10 +837,10 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen) -> list
         g.emit(f"{nxt} = ({s} - {st} * {rest}) // {fr}")
         into: list[str | None] = []
         for m, name in zip(members, names, strict=True):  # a field that is its one symbol: direct
-            into += [name] if len(m.syms) == 1 and m.value(["_"]) == "_" else [None] * len(m.syms)
+            into += [name] if m.direct else [None] * len(m.syms)
         values, taken = _peel(syms, nxt, rest, g, into)
         _move([(st, fr, total), *taken], g)
-        _outs(members, values, g, names)
+        _outs(members, values, g, [*base, out], names)
     kind = _kind(head)
     if kind is not None:
         g.types[out], g.nodes[out] = kind, head
@@ -924,22 +949,22 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
                 product *= size
             if escaping and group and any(m.syms for m in group):
                 assert isinstance(head, fm.Categorical)
-                names += _dec_escaping(head, group, g)
+                names += _dec_escaping(head, group, g, names)
             elif not escaping and sum(len(m.syms) for m in group) > 0:  # one division
                 after = len(names) + len(group)
                 array = kids[after] if after < len(kids) else None
                 if array is not None and _counted(array):  # its length ends the group
                     assert isinstance(array, fm.Array) and isinstance(array.lengths, fm.Categorical)
                     count = _Sym(array.lengths.total - array.lengths.esc, cat=array.lengths)
-                    group.append(_Member(array.lengths, [count], lambda vs: vs[0]))
-                    *outs, n = _dec_group(group, g)
+                    group.append(_Member(array.lengths, [count], lambda vs, ctx: vs[0], True))
+                    *outs, n = _dec_group(group, g, names)
                     listed = g.tmp("o")
                     with _summing(g, node, after, plan):
                         _dec_items(array, g, n, listed)
                     g.types[listed], g.nodes[listed] = list, array
                     names += [*outs, listed]
                 elif sum(len(m.syms) for m in group) > 1:
-                    names += _dec_group(group, g)
+                    names += _dec_group(group, g, names)
                 else:
                     with _summing(g, node, len(names), plan):
                         names.append(_dec(kids[len(names)], g, names))
