@@ -43,11 +43,7 @@ def version_1(out: Path) -> None:
     far = {"not": "a search request", "list": list(range(200))}  # zstd with the dictionary does better
 
     valid: list[dict[str, Any]] = []
-
-    def add(name: str, value: Any, **codec: Any) -> bytes:
-        frame = zeroc.Codec(d, **codec).encode(value)
-        valid.append({"name": name, "codec": codec, "input": value, "frame_hex": frame.hex()})
-        return frame
+    add = _adder(d, valid)
 
     first = add("common-path-context", common[0])
     add("common-path-2", common[1])
@@ -67,9 +63,25 @@ def version_1(out: Path) -> None:
         ("learned-names-unknown-dictionary", b"\x14\x00\x00" + first[1:], "DictionaryMismatch"),
         ("side-stream-past-the-end", b"\x0c\x00\x00\x00\x01", "DecodeError"),
     ]
+    _write(out, "spec/LEARNED_MODEL.md, version 1", NAME, d, valid, invalid)
+
+
+def _adder(d: zeroc.Dictionary, valid: list[dict[str, Any]]) -> Any:
+    def add(name: str, value: Any, **codec: Any) -> bytes:
+        frame = zeroc.Codec(d, **codec).encode(value)
+        valid.append({"name": name, "codec": codec, "input": value, "frame_hex": frame.hex()})
+        return frame
+
+    return add
+
+
+Invalid = list[tuple[str, bytes, str]]
+
+
+def _write(out: Path, spec: str, name: str, d: zeroc.Dictionary, valid: list[Any], invalid: Invalid) -> None:
     doc = {
-        "spec": "spec/LEARNED_MODEL.md, version 1",
-        "dictionary": NAME,
+        "spec": spec,
+        "dictionary": name,
         "identity": d.id,
         "content_sha256": d.sha256.hex(),
         "valid": valid,
@@ -98,11 +110,7 @@ def version_2(out: Path) -> None:
     unseen["total_amount"] = round(unseen["items"][0]["quantity"] * unseen["items"][0]["price"], 2)
 
     valid: list[dict[str, Any]] = []
-
-    def add(name: str, value: Any, **codec: Any) -> bytes:
-        frame = zeroc.Codec(d, **codec).encode(value)
-        valid.append({"name": name, "codec": codec, "input": value, "frame_hex": frame.hex()})
-        return frame
+    add = _adder(d, valid)
 
     first = add("common-path", common[0])
     add("common-path-bare", common[3], frame_id="bare")
@@ -110,16 +118,7 @@ def version_2(out: Path) -> None:
     add("sure-given-broken", wrong_country)
     add("unseen-product-fallback", unseen)
     invalid = [("padded-payload", first + b"\x00", "DecodeError")]
-    doc = {
-        "spec": "spec/LEARNED_MODEL.md, version 2 (model format 2)",
-        "dictionary": name,
-        "identity": d.id,
-        "content_sha256": d.sha256.hex(),
-        "valid": valid,
-        "invalid": [{"name": n, "frame_hex": b.hex(), "error": e} for n, b, e in invalid],
-    }
-    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {out}: {len(valid)} valid, {len(invalid)} invalid")
+    _write(out, "spec/LEARNED_MODEL.md, version 2 (model format 2)", name, d, valid, invalid)
 
 
 if __name__ == "__main__":
