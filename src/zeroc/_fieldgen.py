@@ -485,9 +485,9 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             g.emit(f"if type({var}) is not str or not {var}: return None")
             g.emit(f"{ws} = {g.const(fm._TOKEN.findall)}({var})")
         else:
-            g.emit(f"if type({var}) is not str or not {var} or {var}[0] == ' ' or {var}[-1] == ' ':")
-            g.emit("    return None")
-            g.emit(f"if '  ' in {var}: return None")
+            # An empty, leading, trailing or double space gives an empty part, which no
+            # vocabulary holds (words are non-empty): the lookups below turn it away.
+            g.emit(f"if type({var}) is not str: return None")
             g.emit(f"{ws} = {var}.split(' ')")
         fixed = _fixed(node.count)
         if fixed is not None:  # a fixed number of words: no loop, no position tests
@@ -499,7 +499,8 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
                 _enc(node.words[min(pos, len(node.words) - 1)], g, w, [])
             return
         w, i = g.tmp("w"), g.tmp("i")
-        g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
+        if not _bounded(node.count):
+            g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
         _enc(node.count, g, f"len({ws})", [])
         if len(node.words) == 1:
             with g.loop(f"for {w} in {ws}:", f"len({ws})"):
@@ -546,7 +547,8 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
                 _enc(node.item, g, it, [])
             return
         it = g.tmp("it")
-        g.emit(f"if type({var}) is not list or len({var}) > {MAX_SYMBOLS}: return None")
+        limit = "" if _bounded(node.lengths) else f" or len({var}) > {MAX_SYMBOLS}"
+        g.emit(f"if type({var}) is not list{limit}: return None")
         _enc(node.lengths, g, f"len({var})", [])
         with g.loop(f"for {it} in {var}:", f"len({var})"):
             _enc(node.item, g, it, [])
@@ -567,6 +569,16 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             _enc_rule(node, g, var, p)
     else:  # Raw and anything new: never on the common path
         g.emit("return None")
+
+
+def _bounded(count: fm.Node) -> bool:
+    """Whether a count's node turns away any count over the symbol limit by itself (a table of
+    counts with no escape on the common path)."""
+    return (
+        isinstance(count, fm.Categorical)
+        and _leaves(count)
+        and all(type(v) is int and v <= MAX_SYMBOLS for v in count.values)
+    )
 
 
 def _straight(node: fm.Node) -> bool:

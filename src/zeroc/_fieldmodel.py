@@ -371,14 +371,17 @@ class Words(Escaping):
 
     @classmethod
     def learn(cls, learner: Learner, values: list[str], positional: bool, tokens: bool = False) -> Words:
-        split = [_TOKEN.findall(v) if tokens else v.split(" ") for v in values]
+        # Only texts the model can write teach it (a double space would put an empty word in a
+        # vocabulary, which a reader rejects); the others escape to JSON text.
+        fitting = [v for v in values if v and (tokens or ("  " not in v and v.strip(" ") == v))]
+        split = [_TOKEN.findall(v) if tokens else v.split(" ") for v in fitting or ["?"]]
         count = learner.learn([len(w) for w in split])
         if positional:
             longest = min(max(map(len, split)), cls.MAX_POSITIONS)
             words = [Categorical.learn([ws[i] for ws in split if len(ws) > i]) for i in range(longest)]
         else:
             words = [Categorical.learn([w for ws in split for w in ws])]
-        return cls(count, words, 1, len(values), tokens)
+        return cls(count, words, len(values) - len(fitting) + 1, max(len(fitting), 1), tokens)
 
     def parts(self, v: str) -> list[str]:
         return _TOKEN.findall(v) if self.tokens else v.split(" ")
