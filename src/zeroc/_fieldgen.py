@@ -863,18 +863,69 @@ def _dec_items(node: fm.Array, g: _Gen, n: str, out: str) -> None:
     """The items of an array whose length ``n`` is decoded."""
     _spend(g, n, node.lengths)
     g.emit(f"{out} = []")
+    if _peel_loop(node.item, node.lengths, g, n, out):
+        return
     with g.loop(f"for _ in range({n}):", n):
         item = _dec(node.item, g, [])
         g.emit(f"{out}.append({g.inline(item)})")
 
 
-def _counted(node: fm.Node) -> bool:
-    """An array whose length is one symbol of a categorical with no escape (more than one
-    length): the length can end a group of straight-line symbols."""
-    if not isinstance(node, fm.Array) or _fixed(node.lengths) is not None:
+def _peel_loop(item: fm.Node, count: fm.Node, g: _Gen, n: str, out: str) -> bool:
+    """``n`` items of one categorical with no escape, when the count is small: one division
+    for all of them and the slots peeled off in the loop on small numbers (as ``_dec_group``)."""
+    if not (isinstance(item, fm.Categorical) and _leaves(item) and len(item.values) > 1):
         return False
-    lengths = node.lengths
-    return isinstance(lengths, fm.Categorical) and _leaves(lengths) and len(lengths.values) > 1
+    if not (isinstance(count, fm.Categorical) and _leaves(count)):
+        return False
+    if not all(type(v) is int and 0 <= v <= SMALL_COUNT for v in count.values):
+        return False
+    _d, _k, total, starts, freqs, table = _cat_tables(item, g)
+    tn, s, u, st, fr, v, c, f = (g.tmp(stem) for stem in ("tn", "s", "u", "st", "fr", "o", "c", "f"))
+    g.emit(f"{tn} = {total} ** {n}")
+    g.emit(f"xT = x * {tn}")
+    g.emit(f"{s} = xT // R")
+    g.emit(f"{c}, {f} = 0, 1")
+    with g.loop(f"for _ in range({n}):", n):
+        g.emit(f"{tn} //= {total}")
+        g.emit(f"{u} = {s} // {tn}")
+        g.emit(f"{st}, {fr}, {v} = {_slots(item, g, starts, freqs, table, u)}")
+        g.emit(f"{s} = ({s} - {st} * {tn}) // {fr}")
+        g.emit(f"{c} = {c} * {total} + {f} * {st}")
+        g.emit(f"{f} *= {fr}")
+        g.emit(f"{out}.append(_copy({v}))" if item.mutable else f"{out}.append({v})")
+        g.den(total)
+    g.emit(f"x = xT - {c} * R")
+    g.emit(f"R *= {f}")
+    return True
+
+
+def _dec_words(node: fm.Words, g: _Gen, n: str, out: str) -> None:
+    """The words of a text whose word count ``n`` is decoded."""
+    i, parts = g.tmp("i"), g.tmp("ws")
+    _spend(g, n, node.count)
+    g.emit(f"{parts} = []")
+    if len(node.words) == 1 and _peel_loop(node.words[0], node.count, g, n, parts):
+        g.emit(f"{out} = {g.const(node.sep)}.join({parts})")
+        return
+    with g.loop(f"for {i} in range({n}):", n):
+        if len(node.words) == 1:
+            word = _dec(node.words[0], g, [])
+            g.emit(f"{parts}.append({g.inline(word)})")
+        else:
+            for pos, model in enumerate(node.words):
+                last = pos == len(node.words) - 1
+                with g.block("else:" if last else f"{'if' if pos == 0 else 'elif'} {i} == {pos}:"):
+                    g.emit(f"{parts}.append({_dec(model, g, [])})")
+    g.emit(f"{out} = {g.const(node.sep)}.join({parts})")
+
+
+def _count_of(node: fm.Node) -> fm.Categorical | None:
+    """The count of an array or words text, when it is one symbol of a categorical with no
+    escape (and more than one count): it can end a group of straight-line symbols."""
+    count = node.lengths if isinstance(node, fm.Array) else node.count if isinstance(node, fm.Words) else None
+    if isinstance(count, fm.Categorical) and _leaves(count) and len(count.values) > 1:
+        return count
+    return None
 
 
 def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
@@ -926,23 +977,11 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             words = [_dec(node.words[min(pos, len(node.words) - 1)], g, []) for pos in range(fixed)]
             g.emit(f"{out} = {g.const(node.sep)}.join(({', '.join(words)}{',' if fixed == 1 else ''}))")
             return out
-        i, parts = g.tmp("i"), g.tmp("ws")
         n = g.inline(_dec(node.count, g, []))
         if not n.isidentifier():
             n, expr = g.tmp("n"), n
             g.emit(f"{n} = {expr}")
-        _spend(g, n, node.count)
-        g.emit(f"{parts} = []")
-        with g.loop(f"for {i} in range({n}):", n):
-            if len(node.words) == 1:
-                word = _dec(node.words[0], g, [])
-                g.emit(f"{parts}.append({g.inline(word)})")
-            else:
-                for pos, model in enumerate(node.words):
-                    last = pos == len(node.words) - 1
-                    with g.block("else:" if last else f"{'if' if pos == 0 else 'elif'} {i} == {pos}:"):
-                        g.emit(f"{parts}.append({_dec(model, g, [])})")
-        g.emit(f"{out} = {g.const(node.sep)}.join({parts})")
+        _dec_words(node, g, n, out)
     elif isinstance(node, fm.Object):
         names: list[str] = []
         kids = node.children
@@ -965,15 +1004,20 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             elif not escaping and sum(len(m.syms) for m in group) > 0:  # one division
                 after = len(names) + len(group)
                 array = kids[after] if after < len(kids) else None
-                if array is not None and _counted(array):  # its length ends the group
-                    assert isinstance(array, fm.Array) and isinstance(array.lengths, fm.Categorical)
-                    count = _Sym(array.lengths.total - array.lengths.esc, cat=array.lengths)
-                    group.append(_Member(array.lengths, [count], lambda vs, ctx: vs[0], True))
+                count = _count_of(array) if array is not None else None
+                if count is not None:  # the array's or text's count ends the group
+                    sym = _Sym(count.total - count.esc, cat=count)
+                    group.append(_Member(count, [sym], lambda vs, ctx: vs[0], True))
                     *outs, n = _dec_group(group, g, names)
                     listed = g.tmp("o")
-                    with _summing(g, node, after, plan):
-                        _dec_items(array, g, n, listed)
-                    g.types[listed], g.nodes[listed] = list, array
+                    if isinstance(array, fm.Array):
+                        with _summing(g, node, after, plan):
+                            _dec_items(array, g, n, listed)
+                        g.types[listed], g.nodes[listed] = list, array
+                    else:
+                        assert isinstance(array, fm.Words)
+                        _dec_words(array, g, n, listed)
+                        g.types[listed], g.nodes[listed] = str, array
                     names += [*outs, listed]
                 elif sum(len(m.syms) for m in group) > 1:
                     names += _dec_group(group, g, names)
