@@ -863,40 +863,9 @@ def _dec_items(node: fm.Array, g: _Gen, n: str, out: str) -> None:
     """The items of an array whose length ``n`` is decoded."""
     _spend(g, n, node.lengths)
     g.emit(f"{out} = []")
-    if _peel_loop(node.item, node.lengths, g, n, out):
-        return
     with g.loop(f"for _ in range({n}):", n):
         item = _dec(node.item, g, [])
         g.emit(f"{out}.append({g.inline(item)})")
-
-
-def _peel_loop(item: fm.Node, count: fm.Node, g: _Gen, n: str, out: str) -> bool:
-    """``n`` items of one categorical with no escape, when the count is small: one division
-    for all of them and the slots peeled off in the loop on small numbers (as ``_dec_group``)."""
-    if not (isinstance(item, fm.Categorical) and _leaves(item) and len(item.values) > 1):
-        return False
-    if not (isinstance(count, fm.Categorical) and _leaves(count)):
-        return False
-    if not all(type(v) is int and 0 <= v <= SMALL_COUNT for v in count.values):
-        return False
-    _d, _k, total, starts, freqs, table = _cat_tables(item, g)
-    tn, s, u, st, fr, v, c, f = (g.tmp(stem) for stem in ("tn", "s", "u", "st", "fr", "o", "c", "f"))
-    g.emit(f"{tn} = {total} ** {n}")
-    g.emit(f"xT = x * {tn}")
-    g.emit(f"{s} = xT // R")
-    g.emit(f"{c}, {f} = 0, 1")
-    with g.loop(f"for _ in range({n}):", n):
-        g.emit(f"{tn} //= {total}")
-        g.emit(f"{u} = {s} // {tn}")
-        g.emit(f"{st}, {fr}, {v} = {_slots(item, g, starts, freqs, table, u)}")
-        g.emit(f"{s} = ({s} - {st} * {tn}) // {fr}")
-        g.emit(f"{c} = {c} * {total} + {f} * {st}")
-        g.emit(f"{f} *= {fr}")
-        g.emit(f"{out}.append(_copy({v}))" if item.mutable else f"{out}.append({v})")
-        g.den(total)
-    g.emit(f"x = xT - {c} * R")
-    g.emit(f"R *= {f}")
-    return True
 
 
 def _dec_words(node: fm.Words, g: _Gen, n: str, out: str) -> None:
@@ -904,9 +873,6 @@ def _dec_words(node: fm.Words, g: _Gen, n: str, out: str) -> None:
     i, parts = g.tmp("i"), g.tmp("ws")
     _spend(g, n, node.count)
     g.emit(f"{parts} = []")
-    if len(node.words) == 1 and _peel_loop(node.words[0], node.count, g, n, parts):
-        g.emit(f"{out} = {g.const(node.sep)}.join({parts})")
-        return
     with g.loop(f"for {i} in range({n}):", n):
         if len(node.words) == 1:
             word = _dec(node.words[0], g, [])
