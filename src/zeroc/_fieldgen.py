@@ -53,7 +53,6 @@ class _Gen:
         self.opened: list[int] = []  # line counts where the open blocks began
         self.ints: set[str] = set()  # variables known to hold ints (lengths)
         self.types: dict[str, type] = {}  # variables whose type is known once their node is done
-        self.nodes: dict[str, fm.Node] = {}  # ... and the node that checked or decoded them
         self.inlined_sum: dict[str, bool] = {}  # sum rules computed inline (never missing)
         # Sum rules over an array of the same object, added up while its items are coded:
         # item object -> [(accumulator, index of a, index of b)], sum rule -> accumulator.
@@ -309,11 +308,7 @@ def _lookup(g: _Gen, table: dict[Any, Any], source: str, default: str = "None") 
     if len(kinds) == 1 and kinds <= {"str", "int"}:
         raw = {k[1]: v for k, v in table.items()}
         kind = kinds.pop()
-        get = (
-            f"{g.const(raw)}.get({source}, {default})"
-            if default != "None"
-            else f"{g.const(raw)}.get({source})"
-        )
+        get = f"{g.const(raw)}.get({source}, {default})"
         if g.types.get(source) is (str if kind == "str" else int):  # known from an earlier field
             return get
         return f"({get} if type({source}) is {kind} else {default})"
@@ -338,14 +333,6 @@ def _predict(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str], p: str) 
         acc = g.acc[id(node)]
         g.inlined_sum[p] = True
         g.emit(f"{p} = round({acc}, {node.scale}) if type({acc}) is float else {acc}")
-    elif isinstance(node, fm.SumOf) and _numeric_items(g.nodes.get(source), node.a, node.b):
-        # The source is an array of objects already checked (or decoded) with numbers under
-        # both keys: the sum inline, added left to right from 0 as SumOf.compute does.
-        t = g.tmp("t")
-        g.inlined_sum[p] = True
-        g.emit(f"{p} = 0")
-        g.emit(f"for {t} in {source}: {p} += {t}[{g.const(node.a)}] * {t}[{g.const(node.b)}]")
-        g.emit(f"if type({p}) is float: {p} = round({p}, {node.scale})")
     else:
         g.emit(f"{p} = {g.const(node.compute)}({source})")
 
@@ -422,7 +409,6 @@ def _enc(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
     kind = _kind(node)
     if kind is not None and var.isidentifier():
         g.types[var] = kind  # checked by now: rules reading it need not check again
-        g.nodes[var] = node
 
 
 def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
@@ -618,7 +604,7 @@ def _enc_escaping(
             g.put(*sym, counted=True)
     kind_of = _kind(head)
     if kind_of is not None:
-        g.types[var], g.nodes[var] = kind_of, head
+        g.types[var] = kind_of
 
 
 def _enc_rest(node: fm.Prefixed, g: _Gen, var: str, p: str) -> None:
@@ -816,7 +802,7 @@ def _outs(
             g.emit(f"{out} = {expr}")
         kind = _kind(m.node)
         if kind is not None:
-            g.types[out], g.nodes[out] = kind, m.node
+            g.types[out] = kind
         outs.append(out)
     return outs
 
@@ -855,7 +841,7 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen, base: l
         _outs(members, values, g, [*base, out], names)
     kind = _kind(head)
     if kind is not None:
-        g.types[out], g.nodes[out] = kind, head
+        g.types[out] = kind
     return [out, *names]
 
 
@@ -866,6 +852,15 @@ def _dec_items(node: fm.Array, g: _Gen, n: str, out: str) -> None:
     with g.loop(f"for _ in range({n}):", n):
         item = _dec(node.item, g, [])
         g.emit(f"{out}.append({g.inline(item)})")
+
+
+def _dec_count(node: fm.Node, g: _Gen) -> str:
+    """A variable holding the decoded count of a words text or an array."""
+    n = g.inline(_dec(node, g, []))
+    if not n.isidentifier():
+        n, expr = g.tmp("n"), n
+        g.emit(f"{n} = {expr}")
+    return n
 
 
 def _dec_words(node: fm.Words, g: _Gen, n: str, out: str) -> None:
@@ -900,7 +895,6 @@ def _dec(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
     kind = _kind(node)
     if kind is not None:
         g.types[out] = kind
-        g.nodes[out] = node
     return out
 
 
@@ -943,11 +937,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             words = [_dec(node.words[min(pos, len(node.words) - 1)], g, []) for pos in range(fixed)]
             g.emit(f"{out} = {g.const(node.sep)}.join(({', '.join(words)}{',' if fixed == 1 else ''}))")
             return out
-        n = g.inline(_dec(node.count, g, []))
-        if not n.isidentifier():
-            n, expr = g.tmp("n"), n
-            g.emit(f"{n} = {expr}")
-        _dec_words(node, g, n, out)
+        _dec_words(node, g, _dec_count(node.count, g), out)
     elif isinstance(node, fm.Object):
         names: list[str] = []
         kids = node.children
@@ -979,11 +969,11 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
                     if isinstance(array, fm.Array):
                         with _summing(g, node, after, plan):
                             _dec_items(array, g, n, listed)
-                        g.types[listed], g.nodes[listed] = list, array
+                        g.types[listed] = list
                     else:
                         assert isinstance(array, fm.Words)
                         _dec_words(array, g, n, listed)
-                        g.types[listed], g.nodes[listed] = str, array
+                        g.types[listed] = str
                     names += [*outs, listed]
                 elif sum(len(m.syms) for m in group) > 1:
                     names += _dec_group(group, g, names)
@@ -1002,11 +992,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             items = [_dec(node.item, g, []) for _ in range(fixed)]
             g.emit(f"{out} = [{', '.join(items)}]")
             return out
-        n = g.inline(_dec(node.lengths, g, []))
-        if not n.isidentifier():
-            n, expr = g.tmp("n"), n
-            g.emit(f"{n} = {expr}")
-        _dec_items(node, g, n, out)
+        _dec_items(node, g, _dec_count(node.lengths, g), out)
     elif isinstance(node, (fm.Predicted, fm.Prefixed)):
         p = out if isinstance(node, fm.Predicted) else g.tmp("p")  # the prediction, kept as the value
         _predict(node, g, ctx, p)
