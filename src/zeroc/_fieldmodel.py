@@ -10,9 +10,7 @@ stream, so decoding is always exact. A model is data: ``Model.to_bytes`` writes 
 from __future__ import annotations
 
 import copy
-import functools
 import math
-import operator
 import os
 import re
 import urllib.parse
@@ -32,7 +30,9 @@ MAX_CATEGORIES = 4096  # values a categorical keeps when learning
 # mass for a categorical (spec/LEARNED_MODEL.md §3). Rare escapes cost about the same bits
 # either way (they move into the flag), and the common path gets shorter.
 SURE = 100
-FORMAT = 2  # the model document's format; 1 is format 2 without ``sure`` (both are read)
+# The model document's format; format 1 (no sure nodes, table rules code a symbol even without
+# an entry for the source) is read too.
+FORMAT = 2
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64
@@ -625,15 +625,14 @@ class SumOf(Predicted):
     def __init__(self, source: int, a: str, b: str, scale: int, other: Node, esc: int, hits: int) -> None:
         super().__init__(source, other, esc, hits)
         self.a, self.b, self.scale = a, b, scale
-        self._a, self._b = operator.itemgetter(a), operator.itemgetter(b)
 
     def compute(self, source: Any) -> Any:
         try:
             # Added left to right from the integer 0, each addition rounded (not ``sum``, whose
             # float addition is compensated from Python 3.12 on): spec/LEARNED_MODEL.md §2.
-            total = functools.reduce(
-                operator.add, map(operator.mul, map(self._a, source), map(self._b, source)), 0
-            )
+            total = 0
+            for x in source:
+                total += x[self.a] * x[self.b]
         except (TypeError, KeyError, IndexError, AttributeError, ArithmeticError):  # 10**400 * 1.5
             return _MISS
         if type(total) not in (int, float):
