@@ -424,3 +424,44 @@ def test_texts_with_double_spaces_train_a_loadable_model() -> None:
     assert d.model is not None and "words" in Model.from_bytes(d.model).describe()
     codec = Codec(d)
     assert all(codec.decode(codec.encode(s)) == s for s in samples)
+
+
+def _section(root: dict[str, object]) -> bytes:
+    doc = {"format": 1, "common": 90, "samples": 100, "root": root}
+    return zstandard.ZstdCompressor().compress(json.dumps(doc).encode())
+
+
+def _cat(values: list[object]) -> dict[str, object]:
+    return {
+        "kind": "categorical",
+        "values": values,
+        "counts": [1] * len(values),
+        "esc": 1,
+        "fallback": {"kind": "raw"},
+    }
+
+
+def _nested(depth: int, lengths: list[int]) -> dict[str, object]:
+    node: dict[str, object] = _cat([1, 2, 3])
+    for _ in range(depth):
+        node = {"kind": "array", "lengths": _cat(list(lengths)), "item": node, "esc": 1, "hits": 99}
+    return node
+
+
+def test_models_of_nested_arrays_stay_small_and_bounded() -> None:
+    """Nested arrays of a fixed length must not multiply the generated code (16^6 copies of the
+    innermost item), and nested loops must not multiply the work a forged payload can ask for:
+    the payload's item budget bounds them all."""
+    model = Model.from_bytes(_section(_nested(6, [16])))  # loads at once
+    value = [[[[[[1] * 16] * 16] * 16] * 16] * 16] * 16
+    with pytest.raises(zeroc.LimitExceeded):  # 16^6 items: past the symbol limit, not a hang
+        model.encode(value)
+    small = Model.from_bytes(_section(_nested(4, list(range(65)))))
+    rng = random.Random(3)
+    for _ in range(300):
+        payload = rng.randbytes(rng.randint(1, 24))
+        try:
+            out = small.decode(payload)
+        except ZerocError:
+            continue
+        assert len(json.dumps(out)) < 200_000  # at most the budget's 4,096 items

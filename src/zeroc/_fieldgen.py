@@ -59,6 +59,8 @@ class _Gen:
         self.sums: dict[int, list[tuple[str, int, int]]] = {}
         self.acc: dict[int, str] = {}
         self.slots = SLOT_BUDGET  # slot-table entries this model may still spend
+        self.unrolled = 0  # fixed-length arrays being unrolled around the code now written
+        self.counting = True  # whether symbols' totals go into ``den`` (see _dec_escaping)
 
     def const(self, obj: Any) -> str:
         self.n += 1
@@ -128,7 +130,12 @@ class _Gen:
 
     # -- the coder's operations on the locals low/rng/den (encode) and x/R/den (decode) -------
     def den(self, total: int) -> None:
+        if not self.counting:
+            return
         self.pending[-1] *= total
+        if self.pending[-1] >= 1 << 512:  # a literal of bounded size (a hostile model could
+            self.emit(f"den *= {self.pending[-1]}")  # make it millions of digits)
+            self.pending[-1] = 1
 
     def put(self, start: str, freq: str, total: int, counted: bool = False) -> None:
         """Put a symbol. Straight-line symbols are put together where the code branches (or
@@ -485,8 +492,7 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
                 _enc(node.words[min(pos, len(node.words) - 1)], g, w, [])
             return
         w, i = g.tmp("w"), g.tmp("i")
-        if not _bounded(node.count):
-            g.emit(f"if len({ws}) > {MAX_SYMBOLS}: return None")
+        _spend_enc(g, f"len({ws})")
         _enc(node.count, g, f"len({ws})", [])
         if len(node.words) == 1:
             with g.loop(f"for {w} in {ws}:", f"len({ws})"):
@@ -523,18 +529,20 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             j = k
         _add_sums(node, g, names)
     elif isinstance(node, fm.Array):
-        fixed = _fixed(node.lengths)
+        fixed = _fixed(node.lengths) if not g.unrolled else None
         if fixed is not None:  # a fixed length: the items one after the other
             g.emit(f"if type({var}) is not list or len({var}) != {fixed}: return None")
             items = [g.tmp("it") for _ in range(fixed)]
             if items:
                 g.emit(f"{', '.join(items)}{',' if fixed == 1 else ''} = {var}")
+            g.unrolled += 1  # one level only: nested fixed arrays must not multiply the code
             for it in items:
                 _enc(node.item, g, it, [])
+            g.unrolled -= 1
             return
         it = g.tmp("it")
-        limit = "" if _bounded(node.lengths) else f" or len({var}) > {MAX_SYMBOLS}"
-        g.emit(f"if type({var}) is not list{limit}: return None")
+        g.emit(f"if type({var}) is not list: return None")
+        _spend_enc(g, f"len({var})")
         _enc(node.lengths, g, f"len({var})", [])
         with g.loop(f"for {it} in {var}:", f"len({var})"):
             _enc(node.item, g, it, [])
@@ -555,16 +563,6 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             _enc_rule(node, g, var, p)
     else:  # Raw and anything new: never on the common path
         g.emit("return None")
-
-
-def _bounded(count: fm.Node) -> bool:
-    """Whether a count's node turns away any count over the symbol limit by itself (a table of
-    counts with no escape on the common path)."""
-    return (
-        isinstance(count, fm.Categorical)
-        and _leaves(count)
-        and all(type(v) is int and v <= MAX_SYMBOLS for v in count.values)
-    )
 
 
 def _straight(node: fm.Node) -> bool:
@@ -634,15 +632,17 @@ def _enc_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, var: str, p: str) -> No
         _enc(node.other, g, var, [])
 
 
-SMALL_COUNT = 64  # a loop whose count the model bounds by this needs no budget check
+def _spend_enc(g: _Gen, n: str) -> None:
+    """The encoder's loops share the payload's budget too: a message of many small arrays
+    inside arrays leaves the common path (and the general rules' symbol limit) instead of
+    growing the coder's integers without bound."""
+    g.emit(f"budget -= {n}")
+    g.emit("if budget < 0: return None")
 
 
 def _spend(g: _Gen, n: str, count: fm.Node) -> None:
-    """Loops draw on the payload's budget: a forged payload cannot make a loop run long. A
-    count that is a categorical of small integers (and no escape) is bounded by the model."""
-    if isinstance(count, fm.Categorical) and _leaves(count):
-        if all(type(v) is int and 0 <= v <= SMALL_COUNT for v in count.values):
-            return
+    """Loops draw on the payload's budget: a forged payload cannot make a loop run long, nor
+    loops inside loops multiply (even where the model bounds each count)."""
     g.emit(f"budget -= {n}")  # a count that is not an int raises TypeError: a DecodeError
     g.emit("if budget < 0: raise DecodeError('learned-model payload asks for more items than it can hold')")
 
@@ -823,9 +823,10 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen, base: l
         g.emit(f"x = x * {total}")
         g.emit(f"R *= {head.esc}")
         g.emit(f"{out} = {g.inline(_dec(head.fallback, g, []))}")
+        g.counting = False  # the straight fields' totals are counted above, for both branches
         for j, (m, name) in enumerate(zip(members, names, strict=True)):
             g.emit(f"{name} = {g.inline(_dec(m.node, g, [*base, out, *names[:j]]))}")
-        g.pending[-1] //= rest  # straight fields: their totals went here, and are counted above
+        g.counting = True
     with g.block("else:"):
         st, fr = g.tmp("st"), g.tmp("fr")
         g.emit(f"{st}, {fr}, {out} = {_slots(head, g, starts, freqs, table, u)}")
@@ -987,9 +988,11 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         keys = [g.const(k) for k in node.keys]
         g.emit(f"{out} = {{{', '.join(f'{k}: {v}' for k, v in zip(keys, names, strict=True))}}}")
     elif isinstance(node, fm.Array):
-        fixed = _fixed(node.lengths)
-        if fixed is not None:
+        fixed = _fixed(node.lengths) if not g.unrolled else None
+        if fixed is not None:  # one level only, as in encoding
+            g.unrolled += 1
             items = [_dec(node.item, g, []) for _ in range(fixed)]
+            g.unrolled -= 1
             g.emit(f"{out} = [{', '.join(items)}]")
             return out
         _dec_items(node, g, _dec_count(node.lengths, g), out)
@@ -1055,6 +1058,8 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     g = _Gen()
     g.emit(f"low, rng, den = {head[0]}, {head[1]}, {head[2]}")
     _enc(root, g, "value", [])
+    if any("budget" in line for line in g.lines):
+        g.lines.insert(1, f"    budget = {MAX_SYMBOLS}")
     g.flush()
     # The canonical payload (_arith.shortest), inline: this runs once per message.
     # k = ceil(low * 256^n / den) = q + (r > 0) is inside the interval unless r > 0 and
