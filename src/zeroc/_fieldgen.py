@@ -51,9 +51,8 @@ class _Gen:
         self.run: list[tuple[str, str, int]] = []  # straight-line symbols not yet put (encode)
         self.tail: list[tuple[str, str, int]] | None = None  # symbols put after a branch (below)
         self.opened: list[int] = []  # line counts where the open blocks began
-        self.ints: set[str] = set()  # variables known to hold ints (lengths)
         self.types: dict[str, type] = {}  # variables whose type is known once their node is done
-        self.inlined_sum: dict[str, bool] = {}  # sum rules computed inline (never missing)
+        self.inlined_sum: set[str] = set()  # sum rules computed inline (never missing)
         # Sum rules over an array of the same object, added up while its items are coded:
         # item object -> [(accumulator, index of a, index of b)], sum rule -> accumulator.
         self.sums: dict[int, list[tuple[str, int, int]]] = {}
@@ -338,7 +337,7 @@ def _predict(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str], p: str) 
         g.emit(f"{p} = {_lookup(g, node.table, source)}")
     elif isinstance(node, fm.SumOf) and id(node) in g.acc:  # added up with the items
         acc = g.acc[id(node)]
-        g.inlined_sum[p] = True
+        g.inlined_sum.add(p)
         g.emit(f"{p} = round({acc}, {node.scale}) if type({acc}) is float else {acc}")
     else:
         g.emit(f"{p} = {g.const(node.compute)}({source})")
@@ -423,38 +422,26 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         t = g.tmp("e")
         g.emit(f"{t} = {var}")
         if var.startswith("len("):
-            g.ints.add(t)  # no type check needed
+            g.types[t] = int  # no type check needed
         var = t
     if isinstance(node, fm.Categorical):
         if len(node.values) == 1 and _leaves(node):
-            if var in g.ints and type(node.values[0]) is int:
+            if g.types.get(var) is int and type(node.values[0]) is int:
                 g.emit(f"if {var} != {node.values[0]}: return None")
             else:
                 g.emit(f"if _key({var}) != {g.const(node.keys[0])}: return None")
             return
-        d, kind, total, _s, _f, _v = _cat_tables(node, g)
-        h = g.tmp("h")
-        if kind == "key":
-            g.emit(f"{h} = {d}.get(_key({var}))")
-        elif kind == "str" or var in g.ints:  # a non-str never equals a str key (an unhashable
-            g.emit(f"{h} = {d}.get({var})")  # value raises TypeError: off the path)
-        else:
-            g.emit(f"{h} = {d}.get({var}) if type({var}) is {kind} else None")
+        h, total = _cat_lookup(node, g, var)
         if _leaves(node):
             g.emit(f"if {h} is None: return None")
             g.put(f"{h}[0]", f"{h}[1]", total)
             return
-        g.den(total)
-        with g.block(f"if {h} is None:"):
-            g.put("0", str(node.esc), total, counted=True)
-            _enc(node.fallback, g, var, [])
-        with g.block("else:"):
-            g.put(f"{h}[0]", f"{h}[1]", total, counted=True)
+        _cat_branches(node, g, var, h, total, [])
     elif isinstance(node, fm.IntRange):
         bounds = f"not {node.lo} <= {var} < {node.lo + node.span}"
         g.emit(
             f"if {bounds}: return None"
-            if var in g.ints
+            if g.types.get(var) is int
             else f"if type({var}) is not int or {bounds}: return None"
         )
         g.put(var if node.lo == 0 else f"({var} - {node.lo})", "1", node.span)
@@ -463,14 +450,14 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         g.emit(f"if type({var}) is not float or {var} - {var} != 0.0: return None")
         g.emit(f"{t} = round({var} * {m})")
         g.emit(f"if {t} / {m} != {var} or (not {t} and _sign({var}) < 0): return None")
-        g.ints.add(t)
+        g.types[t] = int
         _enc(node.inner, g, t, [])
     elif isinstance(node, fm.Template):
         t = g.tmp("i")
         typed = "" if g.types.get(var) is str else f"type({var}) is not str or "
         g.emit(f"if {typed}{g.const(node.pattern.match)}({var}) is None: return None")
         g.emit(f"{t} = int({var}[{len(node.prefix)}:])" if node.prefix else f"{t} = int({var})")
-        g.ints.add(t)
+        g.types[t] = int
         _enc(node.inner, g, t, [])
     elif isinstance(node, fm.Words):
         ws = g.tmp("ws")
@@ -572,34 +559,50 @@ def _straight(node: fm.Node) -> bool:
     return isinstance(node, fm.IntRange) or (isinstance(node, fm.Categorical) and _leaves(node))
 
 
-def _enc_escaping(
-    head: fm.Categorical, g: _Gen, names: list[str], j: int, k: int, children: list[fm.Node]
-) -> None:
-    """Field ``j`` (a categorical with a learned fallback) then the straight fields up to ``k``:
-    their checks first, then the head's branch, with the straight fields' symbols at the end of
-    both branches (so each branch puts its symbols as one)."""
-    d, kind, total, _s, _f, _v = _cat_tables(head, g)
-    var, h = names[j], g.tmp("h")
+def _cat_lookup(node: fm.Categorical, g: _Gen, var: str) -> tuple[str, int]:
+    """Emit the table lookup of ``var`` (its entry, or None); returns the entry's variable and
+    the total to code it with."""
+    d, kind, total, _s, _f, _v = _cat_tables(node, g)
+    h = g.tmp("h")
     if kind == "key":
         g.emit(f"{h} = {d}.get(_key({var}))")
-    elif kind == "str" or var in g.ints:
-        g.emit(f"{h} = {d}.get({var})")
+    elif kind == "str" or g.types.get(var) is int:  # a non-str never equals a str key (an
+        g.emit(f"{h} = {d}.get({var})")  # unhashable value raises TypeError: off the path)
     else:
         g.emit(f"{h} = {d}.get({var}) if type({var}) is {kind} else None")
-    g.tail = []
-    for i in range(j + 1, k):
-        _enc(children[i], g, names[i], names[:i])
-    tail, g.tail = g.tail, None
+    return h, total
+
+
+def _cat_branches(
+    node: fm.Categorical, g: _Gen, var: str, h: str, total: int, tail: list[tuple[str, str, int]]
+) -> None:
+    """A categorical with a learned fallback: the escape and the fallback, or the value's
+    symbol; then in both branches the ``tail`` symbols, so each branch puts them as one."""
     g.den(total)
     with g.block(f"if {h} is None:"):
-        g.put("0", str(head.esc), total, counted=True)
-        _enc(head.fallback, g, var, [])
+        g.put("0", str(node.esc), total, counted=True)
+        _enc(node.fallback, g, var, [])
         for sym in tail:
             g.put(*sym, counted=True)
     with g.block("else:"):
         g.put(f"{h}[0]", f"{h}[1]", total, counted=True)
         for sym in tail:
             g.put(*sym, counted=True)
+
+
+def _enc_escaping(
+    head: fm.Categorical, g: _Gen, names: list[str], j: int, k: int, children: list[fm.Node]
+) -> None:
+    """Field ``j`` (a categorical with a learned fallback) then the straight fields up to ``k``:
+    their checks first, then the head's branch, with the straight fields' symbols at the end of
+    both branches (so each branch puts its symbols as one)."""
+    var = names[j]
+    h, total = _cat_lookup(head, g, var)
+    g.tail = []
+    for i in range(j + 1, k):
+        _enc(children[i], g, names[i], names[:i])
+    tail, g.tail = g.tail, None
+    _cat_branches(head, g, var, h, total, tail)
     kind_of = _kind(head)
     if kind_of is not None:
         g.types[var] = kind_of
@@ -640,7 +643,7 @@ def _spend_enc(g: _Gen, n: str) -> None:
     g.emit("if budget < 0: return None")
 
 
-def _spend(g: _Gen, n: str, count: fm.Node) -> None:
+def _spend(g: _Gen, n: str) -> None:
     """Loops draw on the payload's budget: a forged payload cannot make a loop run long, nor
     loops inside loops multiply (even where the model bounds each count)."""
     g.emit(f"budget -= {n}")  # a count that is not an int raises TypeError: a DecodeError
@@ -848,7 +851,7 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen, base: l
 
 def _dec_items(node: fm.Array, g: _Gen, n: str, out: str) -> None:
     """The items of an array whose length ``n`` is decoded."""
-    _spend(g, n, node.lengths)
+    _spend(g, n)
     g.emit(f"{out} = []")
     with g.loop(f"for _ in range({n}):", n):
         item = _dec(node.item, g, [])
@@ -867,7 +870,7 @@ def _dec_count(node: fm.Node, g: _Gen) -> str:
 def _dec_words(node: fm.Words, g: _Gen, n: str, out: str) -> None:
     """The words of a text whose word count ``n`` is decoded."""
     i, parts = g.tmp("i"), g.tmp("ws")
-    _spend(g, n, node.count)
+    _spend(g, n)
     g.emit(f"{parts} = []")
     with g.loop(f"for {i} in range({n}):", n):
         if len(node.words) == 1:
@@ -1034,7 +1037,7 @@ def _dec_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, p: str, out: str) -> No
     if isinstance(node, fm.Given) and _tabled(node):
         if not all(map(_plain, node.table.values())):  # a prediction the common path cannot hold
             g.emit(f"if {p} is {g.const(_NOTPLAIN)}: raise DecodeError('a predicted field cannot hold here')")
-    elif isinstance(node, fm.SumOf) and g.inlined_sum.get(p):
+    elif isinstance(node, fm.SumOf) and p in g.inlined_sum:
         pass  # computed inline: always a number
     elif not _tabled(node):
         miss = g.const(fm._MISS)
