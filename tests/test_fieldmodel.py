@@ -92,3 +92,61 @@ def test_random_and_mutated_payloads_raise_only_zeroc_errors() -> None:
             pass
     with pytest.raises(DecodeError):
         model.decode(b"")  # the all-escape path: an empty JSON text
+
+
+def _counts_sample(rng: random.Random) -> dict[str, object]:
+    """A record of counts and ids that span magnitudes (followers, sizes), with its id as text."""
+    n = int(2 ** rng.uniform(0, 40)) * rng.choice([1, 1, 1, -1])
+    uid = rng.randrange(1, 1 << 62)
+    return {"id": uid, "id_str": str(uid), "followers": n, "size": int(2 ** rng.uniform(3, 20))}
+
+
+_COUNTS = Model.learn([_counts_sample(random.Random(i)) for i in range(400)])
+
+
+def test_counts_learn_magnitudes_and_ids_as_text_of_ids() -> None:
+    """Spread-out integers code by bucket + offset, ``id_str`` from ``id``: a model of format 3,
+    on the common path and smaller than coding the digits (an id_str of 19 digits is 0 bits)."""
+    from zeroc._fieldmodel import Affix, Magnitude, _walk
+
+    nodes = list(_walk(_COUNTS.root))
+    assert any(isinstance(n, Magnitude) for n in nodes)
+    assert any(isinstance(n, Affix) and n.numeric for n in nodes)
+    assert Model.from_bytes(_COUNTS.to_bytes()).describe() == _COUNTS.describe()
+    test = [_counts_sample(random.Random(10**6 + i)) for i in range(300)]
+    assert sum(_COUNTS._fast_encode(m) is not None for m in test) >= 290  # ids past the range leave it
+    frames = [_COUNTS.encode(m) for m in test]
+    assert [_COUNTS.decode(f) for f in frames] == test
+    assert sum(map(len, frames)) / len(frames) < 20  # 62-bit id + two magnitudes, no digits
+
+
+@settings(max_examples=300)
+@given(
+    st.one_of(
+        st.integers(),
+        st.sampled_from([0, 1, -1, 2, -2, 3, 2**63, 2**64 - 1, -(2**64) + 1, 2**64, -(2**64), 10**30]),
+        st.booleans(),
+        st.floats(allow_nan=False),
+        st.none(),
+        st.text(max_size=5),
+    ),
+    st.one_of(st.integers(), st.text(max_size=25), st.booleans()),
+)
+def test_magnitudes_and_numeric_affixes_round_trip_anything(followers: object, id_str: object) -> None:
+    """Every integer, in range or not, and every other value, exactly, on both paths."""
+    msg = {"id": 5, "id_str": id_str, "followers": followers, "size": 100}
+    assert same(_COUNTS.decode(_COUNTS.encode(msg)), msg)
+    msg = {"id": followers, "id_str": id_str, "followers": 7, "size": followers}
+    assert same(_COUNTS.decode(_COUNTS.encode(msg)), msg)
+
+
+def test_mutated_payloads_of_magnitudes_raise_only_zeroc_errors() -> None:
+    rng = random.Random(5)
+    seeds = [_COUNTS.encode(_counts_sample(random.Random(i))) for i in range(50)]
+    for _ in range(3000):
+        b = bytearray(rng.choice(seeds))
+        b[rng.randrange(len(b))] = rng.randrange(256)
+        try:
+            _COUNTS.decode(bytes(b))
+        except ZerocError:
+            pass

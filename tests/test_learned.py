@@ -218,13 +218,15 @@ def test_hostile_model_files_are_rejected_or_stay_safe(
         )
 
 
-def test_sure_nodes_need_model_format_2(workload_dicts: dict[str, Dictionary]) -> None:
-    """A format-1 reader would code a sure node by the old common-path rules: so a model with
-    sure nodes says format 2, and a format-1 document with ``sure`` is refused."""
+def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictionary]) -> None:
+    """Older readers would code newer nodes by older rules: a model with sure nodes says format 2
+    and one with magnitudes format 3 (the Order model has both: prices of new products by their
+    magnitude), and a document that claims an older format for them is refused."""
     d = workload_dicts["order"]
     assert d.model is not None
     doc = json.loads(zstandard.ZstdDecompressor().decompress(d.model))
-    assert doc["format"] == 2 and '"sure": true' in json.dumps(doc)
+    text = json.dumps(doc)
+    assert doc["format"] == 3 and '"sure": true' in text and '"kind": "magnitude"' in text
 
     def load(document: object) -> Dictionary:
         section = zstandard.ZstdCompressor().compress(json.dumps(document).encode())
@@ -232,13 +234,33 @@ def test_sure_nodes_need_model_format_2(workload_dicts: dict[str, Dictionary]) -
             Dictionary(d.content, d.serialization, d.codec, d.schema, model=section).to_bytes()
         )
 
-    with pytest.raises(InvalidDictionary, match="sure"):
+    with pytest.raises(InvalidDictionary, match=r"from format [23] on"):
         load({**doc, "format": 1})
+    with pytest.raises(InvalidDictionary, match="magnitude appears from format 3 on"):
+        load({**doc, "format": 2})
     with pytest.raises(InvalidDictionary, match="not supported"):
-        load({**doc, "format": 3})
-    text = json.dumps(doc).replace('"sure": true', '"sure": 1', 1)
+        load({**doc, "format": 4})
     with pytest.raises(InvalidDictionary, match="sure"):
-        load(json.loads(text))
+        load(json.loads(text.replace('"sure": true', '"sure": 1', 1)))
+    hostile = json.loads(text)
+    _magnitude(hostile)["buckets"]["values"][0] = 65  # a 2^64-wide offset would be past the bound
+    with pytest.raises(InvalidDictionary, match="magnitude buckets"):
+        load(hostile)
+    load(doc)  # as written, it loads
+
+
+def _magnitude(node: object) -> dict:  # type: ignore[type-arg]
+    """The first magnitude node under ``node`` (a model document)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            if n.get("kind") == "magnitude":
+                return n
+            stack.extend(n.values())
+        elif isinstance(n, list):
+            stack.extend(n)
+    raise AssertionError("no magnitude node")
 
 
 def test_a_total_past_float_range_is_not_a_crash(json_orders: Dictionary) -> None:

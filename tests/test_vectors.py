@@ -72,7 +72,7 @@ def test_vectors_cover_every_method_and_reference() -> None:
 
 LEARNED_SETS = {
     name: json.loads((VECTORS / name).read_text(encoding="utf-8"))
-    for name in ("learned.json", "learned-2.json")  # model formats 1 and 2
+    for name in ("learned.json", "learned-2.json", "learned-3.json")  # model formats 1, 2 and 3
 }
 LEARNED = LEARNED_SETS["learned.json"]
 
@@ -105,10 +105,11 @@ def test_learned_invalid_frame(doc: dict[str, Any], v: dict[str, Any]) -> None:
 
 def test_learned_model_formats() -> None:
     """Set 1's model is format 1 (no sure nodes); set 2's is format 2, and its frames put the
-    broken sure rules off the common path."""
+    broken sure rules off the common path; set 3's is format 3, with magnitudes of zero, one and
+    63 bits on the common path, and an unseen bucket, a 65-bit integer and a broken id_str off it."""
     from zeroc._fieldmodel import Model
 
-    for name, version in (("learned.json", 1), ("learned-2.json", 2)):
+    for name, version in (("learned.json", 1), ("learned-2.json", 2), ("learned-3.json", 3)):
         d = learned_dictionary(LEARNED_SETS[name])
         assert d.model is not None
         model = Model.from_bytes(d.model)
@@ -117,6 +118,12 @@ def test_learned_model_formats() -> None:
             valid = {v["name"]: v for v in LEARNED_SETS[name]["valid"]}
             off = [model._fast_encode(valid[n]["input"]) for n in ("sure-sum-broken", "sure-given-broken")]
             assert off == [None, None] and model._fast_encode(valid["common-path"]["input"]) is not None
+        if version == 3:
+            valid = {v["name"]: v for v in LEARNED_SETS[name]["valid"]}
+            on = ("common-path", "zero-and-one-bit", "bucket-of-63-bits")
+            off_path = ("unseen-bucket-json-text", "past-64-bits-json-text", "id-str-not-the-id")
+            assert all(model._fast_encode(valid[n]["input"]) is not None for n in on)
+            assert all(model._fast_encode(valid[n]["input"]) is None for n in off_path)
 
 
 def test_learned_vectors_cover_the_paths() -> None:

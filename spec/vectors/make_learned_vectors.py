@@ -3,8 +3,9 @@ never edited.
 
 python spec/vectors/make_learned_vectors.py        # writes the sets that do not exist yet
 
-learned.json (model format 1, a SearchRequest model) and learned-2.json (model format 2: an Order
-model with ``sure`` rules and categoricals).
+learned.json (model format 1, a SearchRequest model), learned-2.json (model format 2: an Order
+model with ``sure`` rules and categoricals) and learned-3.json (model format 3: counts and ids by
+``magnitude``, an ``id_str`` as the numeric ``affix`` of its ``id``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ NAME = "search_request-learned.zcd"
 
 
 def main() -> None:
-    for out, write in ((HERE / "learned.json", version_1), (HERE / "learned-2.json", version_2)):
+    sets = (("learned.json", version_1), ("learned-2.json", version_2), ("learned-3.json", version_3))
+    for out, write in ((HERE / name, fn) for name, fn in sets):
         if out.exists() and "--force" not in sys.argv:
             print(f"{out} exists: released vectors are never edited (add new ones under a new version)")
         else:
@@ -119,6 +121,44 @@ def version_2(out: Path) -> None:
     add("unseen-product-fallback", unseen)
     invalid = [("padded-payload", first + b"\x00", "DecodeError")]
     _write(out, "spec/LEARNED_MODEL.md, version 2 (model format 2)", name, d, valid, invalid)
+
+
+def _account(rng: Any) -> dict[str, Any]:
+    """A record of counts spread over magnitudes (0, 1, negative, up to 63 bits) and its id."""
+    uid = rng.randrange(1 << 40, 1 << 41)
+    bits = rng.choice([0, 1, 2, 5, 9, 13, 17, 20, 24, 31, 40, 63])
+    count = rng.randrange(1 << bits) if bits else 0
+    return {"id": uid, "id_str": str(uid), "followers": count, "delta": -int(2 ** rng.uniform(0, 30))}
+
+
+def version_3(out: Path) -> None:
+    import random
+
+    from zeroc._fieldmodel import Affix, Magnitude, Model, _walk
+
+    name = "accounts-learned.zcd"
+    rng = random.Random(48)
+    d = zeroc.train([_account(rng) for _ in range(1500)], candidates=[("learned", 19)], size=4096)
+    assert d.model is not None
+    nodes = list(_walk(Model.from_bytes(d.model).root))
+    assert any(isinstance(n, Magnitude) for n in nodes)
+    assert any(isinstance(n, Affix) and n.numeric for n in nodes)
+    d.save(HERE / name)
+    (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
+    common = [_account(random.Random(49 + i)) for i in range(3)]
+
+    valid: list[dict[str, Any]] = []
+    add = _adder(d, valid)
+
+    first = add("common-path", common[0])
+    add("common-path-bare", common[1], frame_id="bare")
+    add("zero-and-one-bit", {**common[2], "followers": 0, "delta": -1})
+    add("bucket-of-63-bits", {**common[2], "followers": (1 << 62) + 12345})
+    add("unseen-bucket-json-text", {**common[2], "followers": 1 << 50})
+    add("past-64-bits-json-text", {**common[2], "followers": 1 << 64})
+    add("id-str-not-the-id", {**common[0], "id_str": "x" + common[0]["id_str"]})
+    invalid = [("padded-payload", first + b"\x00", "DecodeError")]
+    _write(out, "spec/LEARNED_MODEL.md, version 3 (model format 3)", name, d, valid, invalid)
 
 
 if __name__ == "__main__":

@@ -238,6 +238,7 @@ def _kind(node: fm.Node) -> type | None:
     else:
         simple: dict[type, type] = {
             fm.IntRange: int,
+            fm.Magnitude: int,
             fm.Decimal: float,
             fm.Template: str,
             fm.Words: str,
@@ -445,6 +446,8 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             else f"if type({var}) is not int or {bounds}: return None"
         )
         g.put(var if node.lo == 0 else f"({var} - {node.lo})", "1", node.span)
+    elif isinstance(node, fm.Magnitude):
+        _enc_magnitude(node, g, var)
     elif isinstance(node, fm.Decimal):
         t, m = g.tmp("i"), str(10**node.scale)
         g.emit(f"if type({var}) is not float or {var} - {var} != 0.0: return None")
@@ -550,6 +553,26 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             _enc_rule(node, g, var, p)
     else:  # Raw and anything new: never on the common path
         g.emit("return None")
+
+
+def _enc_magnitude(node: fm.Magnitude, g: _Gen, var: str) -> None:
+    """The bucket's symbol, then the offset's: uniform over ``2^(k-1)`` for a bucket of ``k``
+    bits, a total known only here (so ``den`` takes it here, as a shift)."""
+    bound = 1 << fm.MAX_BITS
+    check = f"not {-bound} < {var} < {bound}"
+    typed = "" if g.types.get(var) is int else f"type({var}) is not int or "
+    g.emit(f"if {typed}{check}: return None")
+    a, k, b = g.tmp("a"), g.tmp("k"), g.tmp("b")
+    g.emit(f"{a} = -{var} if {var} < 0 else {var}")
+    g.emit(f"{k} = {a}.bit_length()")
+    g.emit(f"{b} = {k} if {var} >= 0 else -{k}")
+    g.types[b] = int
+    _enc(node.buckets, g, b, [])
+    if g.run:
+        g.emit_run()  # the bucket's symbol goes first
+    with g.block(f"if {k} > 1:"):
+        g.emit(f"low = (low << ({k} - 1)) + rng * ({a} - (1 << ({k} - 1)))")
+        g.emit(f"den <<= {k} - 1")
 
 
 def _straight(node: fm.Node) -> bool:
@@ -930,6 +953,19 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             g.dedent()
     elif isinstance(node, fm.IntRange):
         g.emit(f"{out} = {node.lo} + {g.uniform(node.span)}")
+    elif isinstance(node, fm.Magnitude):
+        b = _dec(node.buckets, g, [])  # the reader holds buckets to integers within +-MAX_BITS
+        k, u = g.tmp("k"), g.tmp("u")
+        g.emit(f"{k} = {b} if {b} >= 0 else -{b}")
+        with g.block(f"if {k} > 1:"):
+            g.emit(f"xT = x << ({k} - 1)")
+            g.emit(f"{u} = xT // R")
+            g.emit(f"x = xT - {u} * R")
+            g.emit(f"den <<= {k} - 1")
+            g.emit(f"{out} = (1 << ({k} - 1)) + {u}")
+            g.emit(f"if {b} < 0: {out} = -{out}")
+        with g.block("else:"):
+            g.emit(f"{out} = {b}")
     elif isinstance(node, fm.Decimal):
         g.emit(f"{out} = {g.inline(_dec(node.inner, g, []))} / {10**node.scale}")
     elif isinstance(node, fm.Template):

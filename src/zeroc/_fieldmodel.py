@@ -30,9 +30,9 @@ MAX_CATEGORIES = 4096  # values a categorical keeps when learning
 # mass for a categorical (spec/LEARNED_MODEL.md §3). Rare escapes cost about the same bits
 # either way (they move into the flag), and the common path gets shorter.
 SURE = 100
-# The model document's format; format 1 (no sure nodes, table rules code a symbol even without
-# an entry for the source) is read too.
-FORMAT = 2
+# The model document's format; formats 1 (no sure nodes, table rules code a symbol even without
+# an entry for the source) and 2 (no magnitude nodes) are read too.
+FORMAT = 3
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64
@@ -281,6 +281,56 @@ class IntRange(Escaping):
 
     def to_data(self) -> dict[str, Any]:
         return {"kind": self.kind, "lo": self.lo, "span": self.span, **self._counts()}
+
+
+MAX_BITS = 64  # magnitude: integers -2^64 < v < 2^64
+
+
+def bucket(v: int) -> int:
+    """A magnitude's bucket: the bit length, negative for negative integers."""
+    return v.bit_length() if v >= 0 else -(-v).bit_length()
+
+
+class Magnitude(Escaping):
+    """Integers by bucketed magnitude: the bucket (bit length and sign) through ``buckets``,
+    then the offset inside it, uniform. For counts, sizes and ids whose size repeats but whose
+    digits do not (the bucket costs a few bits where a range would cost them all)."""
+
+    kind = "magnitude"
+
+    def __init__(self, buckets: Node, esc: int, hits: int) -> None:
+        self.buckets = buckets
+        self.esc, self.total = esc, esc + hits
+
+    @classmethod
+    def learn(cls, values: list[int]) -> Magnitude:
+        return cls(Categorical.learn([bucket(v) for v in values]), 1, len(values))
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is int and -(1 << MAX_BITS) < v < 1 << MAX_BITS
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        b = bucket(v)
+        self.buckets.encode(b, enc)
+        if abs(b) >= 2:
+            half = 1 << (abs(b) - 1)
+            enc.put(abs(v) - half, 1, half)
+
+    def get(self, dec: Decoder) -> Any:
+        b = self.buckets.decode(dec)
+        if type(b) is not int or abs(b) > MAX_BITS:
+            raise DecodeError(f"learned-model payload has magnitude bucket {b!r} (at most ±{MAX_BITS})")
+        if abs(b) < 2:
+            return b
+        half = 1 << (abs(b) - 1)
+        v = half + dec.uniform(half)
+        return v if b > 0 else -v
+
+    def describe(self) -> str:
+        return f"magnitude({self.buckets.describe()})"
+
+    def to_data(self) -> dict[str, Any]:
+        return {"kind": self.kind, "buckets": self.buckets.to_data(), **self._counts()}
 
 
 class Decimal(Escaping):
@@ -580,9 +630,11 @@ class Given(Predicted):
 
 class Affix(Predicted):
     """A string = prefix + an earlier string field (URL-quoted or not) + suffix
-    (``url = "https://host/job/" + name + "/"``)."""
+    (``url = "https://host/job/" + name + "/"``); or, ``numeric`` (format 3), an earlier integer
+    field's decimal text (``id_str = str(id)``)."""
 
     kind = "affix"
+    numeric = False
 
     def __init__(
         self, source: int, prefix: str, suffix: str, quoted: bool, other: Node, esc: int, hits: int
@@ -591,7 +643,11 @@ class Affix(Predicted):
         self.prefix, self.suffix, self.quoted = prefix, suffix, quoted
 
     def compute(self, source: Any) -> Any:
-        if type(source) is not str:
+        if self.numeric:
+            if type(source) is not int or not -(1 << MAX_BITS) < source < 1 << MAX_BITS:
+                return _MISS
+            source = str(source)
+        elif type(source) is not str:
             return _MISS
         return self.prefix + (_quote(source) if self.quoted else source) + self.suffix
 
@@ -605,6 +661,7 @@ class Affix(Predicted):
             "prefix": self.prefix,
             "suffix": self.suffix,
             "quoted": self.quoted,
+            **({"numeric": True} if self.numeric else {}),
             **self._rule(),
         }
 
@@ -749,14 +806,22 @@ class Learner:
             return Array(
                 self.learn([len(v) for v in values]), self.learn([x for v in values for x in v]), 1, n
             )
-        if len(types) == 1 and (types <= {bool, type(None)} or len(set(map(_key, values))) <= 64):
-            return Categorical.learn(values)
         distinct = len(set(map(_key, values)))
+        # Few distinct values: a table of them. Integers that are mostly distinct, although few
+        # (a small sample), weigh it against a range and their magnitudes.
+        few = distinct <= 64 and (types != {int} or distinct * 4 <= n)
+        if len(types) == 1 and (types <= {bool, type(None)} or few):
+            return Categorical.learn(values)
         if types == {int}:
             span = IntRange(min(values), max(values) - min(values) + 1, 1, n)
             candidates.append(span)
             if distinct <= MAX_CATEGORIES:
                 candidates.append(Categorical.learn(values, fallback=span))
+            if max(map(abs, values)) < 1 << MAX_BITS:
+                magnitude = Magnitude.learn(values)
+                candidates.append(magnitude)
+                if distinct <= MAX_CATEGORIES:
+                    candidates.append(Categorical.learn(values, fallback=magnitude))
         elif distinct <= MAX_CATEGORIES:
             candidates.append(Categorical.learn(values))
         if types == {float}:
@@ -860,16 +925,20 @@ class Learner:
         return best
 
     def _affix_rule(self, columns: list[list[Any]], j: int) -> Affix | None:
-        """Column j == prefix + column i (as is or URL-quoted) + suffix for 95% of the rows."""
+        """Column j == prefix + column i (as is or URL-quoted; an integer as its decimal text) +
+        suffix for 95% of the rows."""
         target = columns[j]
         n = len(target)
         if not all(type(v) is str for v in target):
             return None
         for i in range(j):
             source = columns[i]
-            if not all(type(v) is str and v for v in source):
+            numeric = all(type(v) is int and -(1 << MAX_BITS) < v < 1 << MAX_BITS for v in source)
+            if numeric:
+                source = [str(v) for v in source]
+            elif not all(type(v) is str and v for v in source):
                 continue
-            for quoted in (False, True):
+            for quoted in (False,) if numeric else (False, True):
                 shapes: Counter[tuple[str, str]] = Counter()
                 for a, b in zip(source, target, strict=True):
                     mid = _quote(a) if quoted else a
@@ -885,6 +954,7 @@ class Learner:
                     other = self.learn(rest) if rest else Raw()
                     affix = Affix(i, prefix, suffix, quoted, other, len(rest) + 1, n)
                     affix.sure = not isinstance(other, Raw) and len(rest) * SURE <= n
+                    affix.numeric = numeric
                     return affix
         return None
 
@@ -917,7 +987,7 @@ class Learner:
 def _walk(node: Node) -> Iterator[Node]:
     """The node and every node under it."""
     yield node
-    for name in ("fallback", "other", "inner", "count", "rest", "lengths", "item"):
+    for name in ("fallback", "other", "inner", "count", "rest", "lengths", "item", "buckets"):
         sub = getattr(node, name, None)
         if isinstance(sub, Node):
             yield from _walk(sub)
@@ -1010,6 +1080,20 @@ class _Reader:
             if type(lo) is not int or abs(lo) > MAX_SPAN:
                 raise self.fail("int_range.lo must be an integer within ±2^64")
             return IntRange(lo, self.integer(d, "span", 1, MAX_SPAN), *self.counts(d))
+        if kind == "magnitude":
+            if self.version < 3:
+                raise self.fail("magnitude appears from format 3 on")
+            buckets = self.node(d.get("buckets"), sub)
+            if not (
+                isinstance(buckets, Categorical)
+                and isinstance(buckets.fallback, Raw)
+                and all(type(b) is int and abs(b) <= MAX_BITS for b in buckets.values)
+            ):
+                raise self.fail(
+                    f"magnitude buckets must be a categorical of integers within ±{MAX_BITS} "
+                    "escaping to JSON text"
+                )
+            return Magnitude(buckets, *self.counts(d))
         if kind == "decimal":
             return Decimal(self.integer(d, "scale", 0, 6), self.node(d.get("inner"), sub), *self.counts(d))
         if kind == "template":
@@ -1060,7 +1144,11 @@ class _Reader:
                 quoted = d.get("quoted")
                 if type(quoted) is not bool:
                     raise self.fail("affix.quoted must be a boolean")
+                numeric = d.get("numeric", False)
+                if type(numeric) is not bool or (numeric and self.version < 3):
+                    raise self.fail("affix.numeric must be a boolean, and appears from format 3 on")
                 rule = Affix(source, self.text(d, "prefix"), self.text(d, "suffix"), quoted, other, esc, hits)
+                rule.numeric = numeric
             elif kind == "sum":
                 a, b, scale = self.text(d, "a"), self.text(d, "b"), self.integer(d, "scale", 0, 6)
                 rule = SumOf(source, a, b, scale, other, esc, hits)
@@ -1152,11 +1240,12 @@ class Model:
     # -- the model section of a dictionary file ---------------------------------------------
     def to_bytes(self) -> bytes:
         root = self.root.to_data()
-        # Format 1 when the model codes as format 1 did (no sure node, no rule of format 2's):
-        # readers of format 1 then read it as it is meant.
+        # The lowest format that has every node: format 1 when the model codes as format 1 did
+        # (no sure node, no rule of format 2's), 2 without magnitudes, so older readers read it.
         nodes = list(_walk(self.root))
         modern = any(getattr(n, "sure", False) or (isinstance(n, Rule) and not n.legacy) for n in nodes)
-        version = FORMAT if modern else 1
+        latest = any(isinstance(n, Magnitude) or getattr(n, "numeric", False) for n in nodes)
+        version = 3 if latest else 2 if modern else 1
         doc = {"format": version, "common": self.common, "samples": self.samples, "root": root}
         return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
 
@@ -1177,7 +1266,7 @@ class Model:
             doc = _json.loads(text)
         except (ValueError, RecursionError, UnicodeDecodeError) as exc:
             raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
-        if type(doc) is not dict or doc.get("format") not in (1, FORMAT):
+        if type(doc) is not dict or doc.get("format") not in (1, 2, FORMAT):
             raise InvalidDictionary(
                 f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
             )
