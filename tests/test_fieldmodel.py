@@ -94,30 +94,49 @@ def test_random_and_mutated_payloads_raise_only_zeroc_errors() -> None:
         model.decode(b"")  # the all-escape path: an empty JSON text
 
 
+_DAYS, _MONTHS = (
+    "Mon Tue Wed Thu Fri Sat Sun".split(),
+    "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(),
+)
+
+
 def _counts_sample(rng: random.Random) -> dict[str, object]:
-    """A record of counts and ids that span magnitudes (followers, sizes), with its id as text."""
+    """A record of counts and ids that span magnitudes (followers, sizes), its id as text, and a
+    date as Twitter writes them."""
     n = int(2 ** rng.uniform(0, 40)) * rng.choice([1, 1, 1, -1])
     uid = rng.randrange(1, 1 << 62)
-    return {"id": uid, "id_str": str(uid), "followers": n, "size": int(2 ** rng.uniform(3, 20))}
+    created = (
+        f"{rng.choice(_DAYS)} {rng.choice(_MONTHS)} {rng.randrange(1, 29):02d} {rng.randrange(24):02d}:"
+        f"{rng.randrange(60):02d}:{rng.randrange(60):02d} +0000 {rng.randrange(2007, 2015)}"
+    )
+    return {
+        "id": uid,
+        "id_str": str(uid),
+        "followers": n,
+        "size": int(2 ** rng.uniform(3, 20)),
+        "created": created,
+    }
 
 
 _COUNTS = Model.learn([_counts_sample(random.Random(i)) for i in range(400)])
 
 
-def test_counts_learn_magnitudes_and_ids_as_text_of_ids() -> None:
-    """Spread-out integers code by bucket + offset, ``id_str`` from ``id``: a model of format 3,
-    on the common path and smaller than coding the digits (an id_str of 19 digits is 0 bits)."""
-    from zeroc._fieldmodel import Affix, Magnitude, _walk
+def test_counts_learn_magnitudes_ids_as_text_of_ids_and_shapes_of_dates() -> None:
+    """Spread-out integers code by bucket + offset, ``id_str`` from ``id``, a date by its fields:
+    a model of format 3, on the common path and smaller than coding the digits (an id_str of 19
+    digits is 0 bits; a date ~30)."""
+    from zeroc._fieldmodel import Affix, Magnitude, Shape, _walk
 
     nodes = list(_walk(_COUNTS.root))
     assert any(isinstance(n, Magnitude) for n in nodes)
     assert any(isinstance(n, Affix) and n.numeric for n in nodes)
+    assert any(isinstance(n, Shape) and n.kinds == "aa999999" for n in nodes)
     assert Model.from_bytes(_COUNTS.to_bytes()).describe() == _COUNTS.describe()
     test = [_counts_sample(random.Random(10**6 + i)) for i in range(300)]
     assert sum(_COUNTS._fast_encode(m) is not None for m in test) >= 290  # ids past the range leave it
     frames = [_COUNTS.encode(m) for m in test]
     assert [_COUNTS.decode(f) for f in frames] == test
-    assert sum(map(len, frames)) / len(frames) < 20  # 62-bit id + two magnitudes, no digits
+    assert sum(map(len, frames)) / len(frames) < 24  # 62-bit id, two magnitudes, a date: no digits
 
 
 @settings(max_examples=300)
@@ -131,12 +150,31 @@ def test_counts_learn_magnitudes_and_ids_as_text_of_ids() -> None:
         st.text(max_size=5),
     ),
     st.one_of(st.integers(), st.text(max_size=25), st.booleans()),
+    st.one_of(
+        st.text(max_size=40),
+        st.from_regex(
+            r"[A-Za-z\u00e9]{1,4} [A-Z][a-z]{2} [0-9]{1,3} [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4} "
+            r"[0-9]{4,5}",
+            fullmatch=True,
+        ),
+        st.integers(),
+    ),
 )
-def test_magnitudes_and_numeric_affixes_round_trip_anything(followers: object, id_str: object) -> None:
-    """Every integer, in range or not, and every other value, exactly, on both paths."""
-    msg = {"id": 5, "id_str": id_str, "followers": followers, "size": 100}
+def test_magnitudes_numeric_affixes_and_shapes_round_trip_anything(
+    followers: object, id_str: object, created: object
+) -> None:
+    """Every integer, in range or not, every string of a date's shape or not (unseen day names,
+    a minus zone, five-digit years, non-ASCII letters), and every other value, exactly, on both
+    paths."""
+    msg = {"id": 5, "id_str": id_str, "followers": followers, "size": 100, "created": created}
     assert same(_COUNTS.decode(_COUNTS.encode(msg)), msg)
-    msg = {"id": followers, "id_str": id_str, "followers": 7, "size": followers}
+    msg = {
+        "id": followers,
+        "id_str": id_str,
+        "followers": 7,
+        "size": followers,
+        "created": "Mon Jan 01 00:00:00 +0000 2010",
+    }
     assert same(_COUNTS.decode(_COUNTS.encode(msg)), msg)
 
 
@@ -150,3 +188,74 @@ def test_mutated_payloads_of_magnitudes_raise_only_zeroc_errors() -> None:
             _COUNTS.decode(bytes(b))
         except ZerocError:
             pass
+
+
+def _find(node: object, kind: str) -> dict:  # type: ignore[type-arg]
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            if n.get("kind") == kind:
+                return n
+            stack.extend(n.values())
+        elif isinstance(n, list):
+            stack.extend(n)
+    raise AssertionError(f"no {kind} node")
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (lambda d: d.update(format=2), "from format 3 on"),
+        (lambda d: _find(d, "shape")["literals"].__setitem__(1, "x "), "literals"),
+        (lambda d: _find(d, "shape")["literals"].__setitem__(1, ""), "kinds"),  # "Wed" "Apr" run together
+        (lambda d: _find(d, "shape").update(kinds="ab999999"), "kinds"),
+        (lambda d: _find(d, "shape")["children"].pop(), "children"),
+        (lambda d: _find(d, "shape").update(literals=["", ""], kinds="a"), "literals"),
+        (
+            lambda d: _find(d, "magnitude")["buckets"].update(
+                fallback={"kind": "int_range", "lo": 0, "span": 9, "esc": 1, "hits": 1}
+            ),
+            "buckets",
+        ),
+        (lambda d: _find(d, "affix").update(numeric="yes"), "numeric"),
+    ],
+)
+def test_format_3_nodes_are_checked_when_read(change, error: str) -> None:  # type: ignore[no-untyped-def]
+    """A shape's pattern is built from literals without letters or digits and kinds that keep
+    its fields maximal runs (the file never supplies a pattern); magnitude buckets are bounded."""
+    import json
+
+    import zstandard
+
+    from zeroc import InvalidDictionary
+
+    doc = json.loads(zstandard.ZstdDecompressor().decompress(_COUNTS.to_bytes()))
+    assert doc["format"] == 3
+    change(doc)
+    with pytest.raises(InvalidDictionary, match=error):
+        Model.from_bytes(zstandard.ZstdCompressor().compress(json.dumps(doc).encode()))
+
+
+def test_mutated_models_of_format_3_raise_only_zeroc_errors() -> None:
+    """Bytes of the model section flipped at random: a clear error or a model that still codes
+    exactly (never a crash, a hang or a wrong value)."""
+    rng = random.Random(6)
+    section = _COUNTS.to_bytes()
+    import zstandard
+
+    text = zstandard.ZstdDecompressor().decompress(section)
+    msgs = [_counts_sample(random.Random(i)) for i in range(20)]
+    for _ in range(300):
+        b = bytearray(text)
+        for _ in range(rng.randint(1, 3)):
+            b[rng.randrange(len(b))] = rng.choice(b'0123456789-,[]{}":aAz9 ')
+        try:
+            model = Model.from_bytes(zstandard.ZstdCompressor().compress(bytes(b)))
+        except ZerocError:
+            continue
+        for m in msgs:
+            try:
+                assert same(model.decode(model.encode(m)), m)
+            except ZerocError:
+                pass

@@ -106,7 +106,8 @@ def test_learned_invalid_frame(doc: dict[str, Any], v: dict[str, Any]) -> None:
 def test_learned_model_formats() -> None:
     """Set 1's model is format 1 (no sure nodes); set 2's is format 2, and its frames put the
     broken sure rules off the common path; set 3's is format 3, with magnitudes of zero, one and
-    63 bits on the common path, and an unseen bucket, a 65-bit integer and a broken id_str off it."""
+    63 bits and a date's shape on the common path, and an unseen bucket, a 65-bit integer, a
+    broken id_str and dates of another shape or with unseen fields off it."""
     from zeroc._fieldmodel import Model
 
     for name, version in (("learned.json", 1), ("learned-2.json", 2), ("learned-3.json", 3)):
@@ -121,7 +122,13 @@ def test_learned_model_formats() -> None:
         if version == 3:
             valid = {v["name"]: v for v in LEARNED_SETS[name]["valid"]}
             on = ("common-path", "zero-and-one-bit", "bucket-of-63-bits")
-            off_path = ("unseen-bucket-json-text", "past-64-bits-json-text", "id-str-not-the-id")
+            off_path = (
+                "unseen-bucket-json-text",
+                "past-64-bits-json-text",
+                "id-str-not-the-id",
+                "date-of-another-shape",
+                "date-with-unseen-fields",
+            )
             assert all(model._fast_encode(valid[n]["input"]) is not None for n in on)
             assert all(model._fast_encode(valid[n]["input"]) is None for n in off_path)
 

@@ -5,7 +5,7 @@ python spec/vectors/make_learned_vectors.py        # writes the sets that do not
 
 learned.json (model format 1, a SearchRequest model), learned-2.json (model format 2: an Order
 model with ``sure`` rules and categoricals) and learned-3.json (model format 3: counts and ids by
-``magnitude``, an ``id_str`` as the numeric ``affix`` of its ``id``).
+``magnitude``, an ``id_str`` as the numeric ``affix`` of its ``id``, a date by its ``shape``).
 """
 
 from __future__ import annotations
@@ -124,17 +124,30 @@ def version_2(out: Path) -> None:
 
 
 def _account(rng: Any) -> dict[str, Any]:
-    """A record of counts spread over magnitudes (0, 1, negative, up to 63 bits) and its id."""
+    """A record of counts spread over magnitudes (0, 1, negative, up to 63 bits), its id, and
+    the date it was created, as Twitter writes dates."""
     uid = rng.randrange(1 << 40, 1 << 41)
     bits = rng.choice([0, 1, 2, 5, 9, 13, 17, 20, 24, 31, 40, 63])
     count = rng.randrange(1 << bits) if bits else 0
-    return {"id": uid, "id_str": str(uid), "followers": count, "delta": -int(2 ** rng.uniform(0, 30))}
+    day, month = (
+        rng.choice("Mon Tue Wed Thu Fri Sat Sun".split()),
+        rng.choice("Jan Feb Mar Apr May Jun".split()),
+    )
+    clock = f"{rng.randrange(24):02d}:{rng.randrange(60):02d}:00"
+    created = f"{day} {month} {rng.randrange(1, 29):02d} {clock} +0000 20{rng.randrange(7, 15):02d}"
+    return {
+        "id": uid,
+        "id_str": str(uid),
+        "followers": count,
+        "delta": -int(2 ** rng.uniform(0, 30)),
+        "created": created,
+    }
 
 
 def version_3(out: Path) -> None:
     import random
 
-    from zeroc._fieldmodel import Affix, Magnitude, Model, _walk
+    from zeroc._fieldmodel import Affix, Magnitude, Model, Shape, _walk
 
     name = "accounts-learned.zcd"
     rng = random.Random(48)
@@ -143,6 +156,7 @@ def version_3(out: Path) -> None:
     nodes = list(_walk(Model.from_bytes(d.model).root))
     assert any(isinstance(n, Magnitude) for n in nodes)
     assert any(isinstance(n, Affix) and n.numeric for n in nodes)
+    assert any(isinstance(n, Shape) for n in nodes)
     d.save(HERE / name)
     (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
     common = [_account(random.Random(49 + i)) for i in range(3)]
@@ -157,6 +171,8 @@ def version_3(out: Path) -> None:
     add("unseen-bucket-json-text", {**common[2], "followers": 1 << 50})
     add("past-64-bits-json-text", {**common[2], "followers": 1 << 64})
     add("id-str-not-the-id", {**common[0], "id_str": "x" + common[0]["id_str"]})
+    add("date-of-another-shape", {**common[1], "created": "2014-04-23T07:42:00Z"})
+    add("date-with-unseen-fields", {**common[1], "created": "Sun Dec 31 23:59:59 -0800 2099"})
     invalid = [("padded-payload", first + b"\x00", "DecodeError")]
     _write(out, "spec/LEARNED_MODEL.md, version 3 (model format 3)", name, d, valid, invalid)
 

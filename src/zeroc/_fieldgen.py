@@ -239,6 +239,7 @@ def _kind(node: fm.Node) -> type | None:
         simple: dict[type, type] = {
             fm.IntRange: int,
             fm.Magnitude: int,
+            fm.Shape: str,
             fm.Decimal: float,
             fm.Template: str,
             fm.Words: str,
@@ -448,6 +449,15 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         g.put(var if node.lo == 0 else f"({var} - {node.lo})", "1", node.span)
     elif isinstance(node, fm.Magnitude):
         _enc_magnitude(node, g, var)
+    elif isinstance(node, fm.Shape):
+        m = g.tmp("m")
+        typed = "" if g.types.get(var) is str else f"type({var}) is not str or "
+        g.emit(f"if {typed}({m} := {g.const(node.pattern.fullmatch)}({var})) is None: return None")
+        fields = [g.tmp("f") for _ in node.children]
+        g.emit(f"{', '.join(fields)}{',' if len(fields) == 1 else ''} = {m}.groups()")
+        for child, field in zip(node.children, fields, strict=True):
+            g.types[field] = str
+            _enc(child, g, field, [])
     elif isinstance(node, fm.Decimal):
         t, m = g.tmp("i"), str(10**node.scale)
         g.emit(f"if type({var}) is not float or {var} - {var} != 0.0: return None")
@@ -966,6 +976,16 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             g.emit(f"if {b} < 0: {out} = -{out}")
         with g.block("else:"):
             g.emit(f"{out} = {b}")
+    elif isinstance(node, fm.Shape):
+        parts = [g.const(node.literals[0])] if node.literals[0] else []
+        for child, lit in zip(node.children, node.literals[1:], strict=True):
+            parts.append(_dec(child, g, []))
+            if lit:
+                parts.append(g.const(lit))
+        g.emit(f"{out} = {' + '.join(parts)}")
+        # Fields a learned model decodes are runs of their kind; a hostile model's may not be.
+        fits = f"{g.const(node.pattern.fullmatch)}({out})"
+        g.emit(f"if {fits} is None: raise DecodeError('a shape field is not of its kind')")
     elif isinstance(node, fm.Decimal):
         g.emit(f"{out} = {g.inline(_dec(node.inner, g, []))} / {10**node.scale}")
     elif isinstance(node, fm.Template):

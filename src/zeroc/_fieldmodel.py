@@ -31,7 +31,7 @@ MAX_CATEGORIES = 4096  # values a categorical keeps when learning
 # either way (they move into the flag), and the common path gets shorter.
 SURE = 100
 # The model document's format; formats 1 (no sure nodes, table rules code a symbol even without
-# an entry for the source) and 2 (no magnitude nodes) are read too.
+# an entry for the source) and 2 (no magnitude or shape nodes, no numeric affixes) are read too.
 FORMAT = 3
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
@@ -400,6 +400,93 @@ class Template(Escaping):
 
 
 _TOKEN = re.compile(r"[A-Za-z]+|[0-9]+|.", re.DOTALL)
+_RUN = re.compile(r"[A-Za-z]+|[0-9]+")
+_FIELD = {"a": "([A-Za-z]+)", "9": "([0-9]+)"}
+MAX_FIELDS = 32
+
+
+def shape_of(v: str) -> tuple[tuple[str, ...], str]:
+    """(literals, kinds) of a string: its runs of ASCII letters (``a``) and of ASCII digits
+    (``9``) are its fields, and what lies between them its literals."""
+    literals, kinds, at = [], [], 0
+    for m in _RUN.finditer(v):
+        literals.append(v[at : m.start()])
+        kinds.append("a" if m.group().isalpha() else "9")
+        at = m.end()
+    literals.append(v[at:])
+    return tuple(literals), "".join(kinds)
+
+
+def _shape_pattern(literals: tuple[str, ...], kinds: str) -> re.Pattern[str]:
+    """The strings of a shape, built from its literals and kinds (a model file never supplies a
+    pattern). Fields are maximal runs: a literal never holds a letter or digit, and fields with
+    an empty literal between them differ in kind (the reader checks both)."""
+    pattern = re.escape(literals[0]) + "".join(
+        _FIELD[k] + re.escape(lit) for k, lit in zip(kinds, literals[1:], strict=True)
+    )
+    return re.compile(pattern, re.DOTALL)
+
+
+class Shape(Escaping):
+    """Strings of letter and digit fields between fixed punctuation (dates, times, versions:
+    ``Wed Apr 23 07:42:42 +0000 2014``), each field through its own model."""
+
+    kind = "shape"
+
+    def __init__(
+        self, literals: tuple[str, ...], kinds: str, children: list[Node], esc: int, hits: int
+    ) -> None:
+        self.literals, self.kinds, self.children = literals, kinds, children
+        self.esc, self.total = esc, esc + hits
+        self.pattern = _shape_pattern(literals, kinds)
+
+    @classmethod
+    def learn(cls, learner: Learner, values: list[str]) -> Shape | None:
+        """The shape most values have, if it has two fields or more and 90% of values have it
+        (its fields then have one field each: learning them does not come back here)."""
+        shapes = Counter(shape_of(v) for v in values)
+        (literals, kinds), count = shapes.most_common(1)[0]
+        if not 2 <= len(kinds) <= MAX_FIELDS or count * 10 < len(values) * 9:
+            return None
+        pattern = _shape_pattern(literals, kinds)
+        fields = [m.groups() for v in values if (m := pattern.fullmatch(v)) is not None]
+        columns = [list(col) for col in zip(*fields, strict=True)]
+        return cls(literals, kinds, [learner.learn(c) for c in columns], len(values) - count + 1, count)
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is str and self.pattern.fullmatch(v) is not None
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        m = self.pattern.fullmatch(v)
+        assert m is not None
+        for child, field in zip(self.children, m.groups(), strict=True):
+            child.encode(field, enc)
+
+    def get(self, dec: Decoder) -> Any:
+        parts = [self.literals[0]]
+        for child, kind, lit in zip(self.children, self.kinds, self.literals[1:], strict=True):
+            field = child.decode(dec)
+            if type(field) is not str or not field or not (field.isascii() and _KIND[kind](field)):
+                raise DecodeError(f"learned-model payload has a shape field {field!r} not of its kind")
+            parts += (field, lit)
+        return "".join(parts)
+
+    def describe(self) -> str:
+        form = "".join(f"{lit}{{{k}}}" for lit, k in zip(self.literals, self.kinds, strict=False))
+        inner = ", ".join(c.describe() for c in self.children)
+        return f"shape({form}{self.literals[-1]}: {inner})"
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "literals": list(self.literals),
+            "kinds": self.kinds,
+            "children": [c.to_data() for c in self.children],
+            **self._counts(),
+        }
+
+
+_KIND: dict[str, Callable[[str], bool]] = {"a": str.isalpha, "9": str.isdigit}
 
 
 class Words(Escaping):
@@ -807,10 +894,13 @@ class Learner:
                 self.learn([len(v) for v in values]), self.learn([x for v in values for x in v]), 1, n
             )
         distinct = len(set(map(_key, values)))
-        # Few distinct values: a table of them. Integers that are mostly distinct, although few
-        # (a small sample), weigh it against a range and their magnitudes.
-        few = distinct <= 64 and (types != {int} or distinct * 4 <= n)
-        if len(types) == 1 and (types <= {bool, type(None)} or few):
+        # Few distinct values: a table of them. In a small sample they may be few and still
+        # mostly distinct: integers then weigh the table against ranges and magnitudes, and
+        # strings against templates and shapes (dates) -- not against word models, whose
+        # vocabularies a sample this small prices as if they were complete.
+        few = distinct <= 64
+        spread = few and distinct * 4 > n and types in ({int}, {str})
+        if len(types) == 1 and (types <= {bool, type(None)} or (few and not spread)):
             return Categorical.learn(values)
         if types == {int}:
             span = IntRange(min(values), max(values) - min(values) + 1, 1, n)
@@ -837,11 +927,15 @@ class Learner:
             ):
                 digits = [int(v[len(m.group(1)) :]) for v in values]
                 candidates.append(Template(m.group(1), len(m.group(2)), self.learn(digits), 1, n))
-            if any(" " in v for v in values):
+            if any(" " in v for v in values) and not spread:
                 candidates += [Words.learn(self, values, False), Words.learn(self, values, True)]
-            if distinct > len(values) // 4:  # mostly distinct: try it as tokens
+            if distinct > len(values) // 4 and not spread:  # mostly distinct: try it as tokens
                 candidates += [Words.learn(self, values, False, True), Words.learn(self, values, True, True)]
-        return min(candidates, key=lambda c: self.cost(c, values))
+            shape = Shape.learn(self, values)
+            if shape is not None:
+                candidates.append(shape)
+        # A shape must save 1%: within that, the word and template models code faster.
+        return min(candidates, key=lambda c: self.cost(c, values) * (1.01 if isinstance(c, Shape) else 1))
 
     def _object(self, values: list[dict[str, Any]]) -> Object:
         n = len(values)
@@ -1046,6 +1140,27 @@ class _Reader:
             out.append((_key(p[0]), p[1]))
         return out
 
+    def shape(self, d: dict[str, Any], sub: int) -> Shape:
+        if self.version < 3:
+            raise self.fail("shape appears from format 3 on")
+        literals, kinds, children = d.get("literals"), d.get("kinds"), d.get("children")
+        if (
+            type(literals) is not list
+            or not 3 <= len(literals) <= MAX_FIELDS + 1
+            or not all(type(lit) is str and len(lit) <= 4096 and not _RUN.search(lit) for lit in literals)
+        ):
+            raise self.fail(f"shape.literals must be 3..{MAX_FIELDS + 1} strings without letters or digits")
+        if (
+            type(kinds) is not str
+            or len(kinds) != len(literals) - 1
+            or set(kinds) - {"a", "9"}
+            or any(a == b and not lit for a, b, lit in zip(kinds, kinds[1:], literals[1:-1], strict=False))
+        ):
+            raise self.fail("shape.kinds must give each field a or 9, unlike a neighbour with no literal")
+        if type(children) is not list or len(children) != len(kinds):
+            raise self.fail("shape.children must be one node per field")
+        return Shape(tuple(literals), kinds, [self.node(c, sub) for c in children], *self.counts(d))
+
     def node(self, d: Any, depth: int, position: int | None = None) -> Node:
         """A node from its data; ``position`` is its index among an object's children (the only
         place where rules that read an earlier field may appear)."""
@@ -1094,6 +1209,8 @@ class _Reader:
                     "escaping to JSON text"
                 )
             return Magnitude(buckets, *self.counts(d))
+        if kind == "shape":
+            return self.shape(d, sub)
         if kind == "decimal":
             return Decimal(self.integer(d, "scale", 0, 6), self.node(d.get("inner"), sub), *self.counts(d))
         if kind == "template":
@@ -1241,10 +1358,10 @@ class Model:
     def to_bytes(self) -> bytes:
         root = self.root.to_data()
         # The lowest format that has every node: format 1 when the model codes as format 1 did
-        # (no sure node, no rule of format 2's), 2 without magnitudes, so older readers read it.
+        # (no sure node, no rule of format 2's), 2 without format 3's nodes: older readers read it.
         nodes = list(_walk(self.root))
         modern = any(getattr(n, "sure", False) or (isinstance(n, Rule) and not n.legacy) for n in nodes)
-        latest = any(isinstance(n, Magnitude) or getattr(n, "numeric", False) for n in nodes)
+        latest = any(isinstance(n, (Magnitude, Shape)) or getattr(n, "numeric", False) for n in nodes)
         version = 3 if latest else 2 if modern else 1
         doc = {"format": version, "common": self.common, "samples": self.samples, "root": root}
         return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
