@@ -259,3 +259,30 @@ def test_mutated_models_of_format_3_raise_only_zeroc_errors() -> None:
                 assert same(model.decode(model.encode(m)), m)
             except ZerocError:
                 pass
+
+
+def _payload_search() -> object:
+    """The generated encoder's payload search (``_fieldgen.PAYLOAD``) as a function."""
+    from textwrap import indent
+
+    from zeroc._fieldgen import PAYLOAD
+
+    ns: dict[str, object] = {}
+    exec("def search(low, rng, den):\n" + indent(PAYLOAD, "    "), ns)  # our own source
+    return ns["search"]
+
+
+_SEARCH = _payload_search()
+
+
+@settings(max_examples=2000)
+@given(st.integers(1, 2**200), st.data())
+def test_the_inline_payload_search_is_the_canonical_one(den: int, data: st.DataObject) -> None:
+    """One division a byte past the first length, the first length's result derived from it:
+    the same payload as the specified search (``_arith.shortest``) for any interval."""
+    from zeroc._arith import shortest
+
+    rng = data.draw(st.integers(1, den))
+    low = data.draw(st.integers(0, den - rng))
+    n, k = shortest(low, rng, den, False)
+    assert _SEARCH(low, rng, den) == k.to_bytes(n, "big")  # type: ignore[operator]

@@ -487,3 +487,25 @@ def test_models_of_nested_arrays_stay_small_and_bounded() -> None:
         except ZerocError:
             continue
         assert len(json.dumps(out)) < 200_000  # at most the budget's 4,096 items
+
+
+def test_loops_the_model_bounds_are_counted_once_not_per_message() -> None:
+    """Counts from a table of at most 16 bound two nested loops to 16 + 16 * 16 items: the
+    generated code tests no budget per message. Four levels of counts up to 64 may ask for more
+    than the 4,096 items, and their code keeps the test (it starts from what the bounded loops
+    may take)."""
+    bounded = Model.from_bytes(_section(_nested(2, list(range(17)))))
+    assert "budget" not in bounded._fast_decode.__code__.co_varnames
+    assert "budget" not in bounded._fast_encode.__code__.co_varnames
+    value = [[1] * 16] * 16
+    assert bounded.decode(bounded.encode(value)) == value
+    rng = random.Random(4)
+    for _ in range(300):
+        try:
+            out = bounded.decode(rng.randbytes(rng.randint(1, 16)))
+        except ZerocError:
+            continue
+        assert len(out) <= 16 and all(len(x) <= 16 for x in out)
+    deep = Model.from_bytes(_section(_nested(4, list(range(65)))))
+    assert "budget" in deep._fast_decode.__code__.co_varnames
+    assert "budget" in deep._fast_encode.__code__.co_varnames

@@ -59,6 +59,10 @@ class _Gen:
         self.acc: dict[int, str] = {}
         self.slots = SLOT_BUDGET  # slot-table entries this model may still spend
         self.unrolled = 0  # fixed-length arrays being unrolled around the code now written
+        # Loop items bounded by the model itself (see _spending): how many at most, and the
+        # most the loops around the code now written run (None: one of them is unbounded).
+        self.static = 0
+        self.outer: int | None = 1
         self.counting = True  # whether symbols' totals go into ``den`` (see _dec_escaping)
 
     def const(self, obj: Any) -> str:
@@ -492,17 +496,17 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
                 _enc(node.words[min(pos, len(node.words) - 1)], g, w, [])
             return
         w, i = g.tmp("w"), g.tmp("i")
-        _spend_enc(g, f"len({ws})")
-        _enc(node.count, g, f"len({ws})", [])
-        if len(node.words) == 1:
-            with g.loop(f"for {w} in {ws}:", f"len({ws})"):
-                _enc(node.words[0], g, w, [])
-        else:
-            with g.loop(f"for {i}, {w} in enumerate({ws}):", f"len({ws})"):
-                for pos, model in enumerate(node.words):
-                    last = pos == len(node.words) - 1
-                    with g.block("else:" if last else f"{'if' if pos == 0 else 'elif'} {i} == {pos}:"):
-                        _enc(model, g, w, [])
+        with _spending(g, f"len({ws})", node.count, "return None"):
+            _enc(node.count, g, f"len({ws})", [])
+            if len(node.words) == 1:
+                with g.loop(f"for {w} in {ws}:", f"len({ws})"):
+                    _enc(node.words[0], g, w, [])
+            else:
+                with g.loop(f"for {i}, {w} in enumerate({ws}):", f"len({ws})"):
+                    for pos, model in enumerate(node.words):
+                        last = pos == len(node.words) - 1
+                        with g.block("else:" if last else f"{'if' if pos == 0 else 'elif'} {i} == {pos}:"):
+                            _enc(model, g, w, [])
     elif isinstance(node, fm.Object):
         g.emit(f"if type({var}) is not dict or tuple({var}) != {g.const(node.keys)}: return None")
         names = [g.tmp("v") for _ in node.keys]
@@ -542,10 +546,10 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             return
         it = g.tmp("it")
         g.emit(f"if type({var}) is not list: return None")
-        _spend_enc(g, f"len({var})")
-        _enc(node.lengths, g, f"len({var})", [])
-        with g.loop(f"for {it} in {var}:", f"len({var})"):
-            _enc(node.item, g, it, [])
+        with _spending(g, f"len({var})", node.lengths, "return None"):
+            _enc(node.lengths, g, f"len({var})", [])
+            with g.loop(f"for {it} in {var}:", f"len({var})"):
+                _enc(node.item, g, it, [])
     elif isinstance(node, (fm.Predicted, fm.Prefixed)):
         p = g.tmp("p")
         _predict(node, g, ctx, p)
@@ -668,19 +672,38 @@ def _enc_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, var: str, p: str) -> No
         _enc(node.other, g, var, [])
 
 
-def _spend_enc(g: _Gen, n: str) -> None:
-    """The encoder's loops share the payload's budget too: a message of many small arrays
-    inside arrays leaves the common path (and the general rules' symbol limit) instead of
-    growing the coder's integers without bound."""
-    g.emit(f"budget -= {n}")
-    g.emit("if budget < 0: return None")
+_OVER = "raise DecodeError('learned-model payload asks for more items than it can hold')"
 
 
-def _spend(g: _Gen, n: str) -> None:
-    """Loops draw on the payload's budget: a forged payload cannot make a loop run long, nor
-    loops inside loops multiply (even where the model bounds each count)."""
-    g.emit(f"budget -= {n}")  # a count that is not an int raises TypeError: a DecodeError
-    g.emit("if budget < 0: raise DecodeError('learned-model payload asks for more items than it can hold')")
+def _most(count: fm.Node) -> int | None:
+    """The largest count a count node gives on its common path, if the model bounds it."""
+    if isinstance(count, fm.Categorical) and _leaves(count):
+        counts = [v for v in count.values if type(v) is int]
+        if len(counts) == len(count.values):
+            return max(0, *counts)
+    return None
+
+
+@contextmanager
+def _spending(g: _Gen, n: str, count: fm.Node, over: str) -> Iterator[None]:
+    """A loop of ``n`` items, written inside: loops share the payload's item budget, so that a
+    forged payload cannot make a loop run long, nor loops inside loops multiply (even where the
+    model bounds each count), and a message of many small arrays inside arrays leaves the
+    encoder's common path instead of growing the coder's integers without bound. Where the
+    model bounds the count (and the loops around it), the items are counted here once and for
+    all, off the budget the code starts with: no test per message."""
+    most, outer = _most(count), g.outer
+    if most is not None and outer is not None and g.static + most * outer <= MAX_SYMBOLS:
+        g.static += most * outer
+        g.outer = most * outer
+    else:
+        g.emit(f"budget -= {n}")  # decoding, a count that is not an int raises TypeError
+        g.emit(f"if budget < 0: {over}")
+        g.outer = None
+    try:
+        yield
+    finally:
+        g.outer = outer
 
 
 def _uniform(node: fm.Node, g: _Gen) -> tuple[int, Callable[[str], str]] | None:
@@ -884,11 +907,11 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen, base: l
 
 def _dec_items(node: fm.Array, g: _Gen, n: str, out: str) -> None:
     """The items of an array whose length ``n`` is decoded."""
-    _spend(g, n)
-    g.emit(f"{out} = []")
-    with g.loop(f"for _ in range({n}):", n):
-        item = _dec(node.item, g, [])
-        g.emit(f"{out}.append({g.inline(item)})")
+    with _spending(g, n, node.lengths, _OVER):
+        g.emit(f"{out} = []")
+        with g.loop(f"for _ in range({n}):", n):
+            item = _dec(node.item, g, [])
+            g.emit(f"{out}.append({g.inline(item)})")
 
 
 def _dec_count(node: fm.Node, g: _Gen) -> str:
@@ -903,17 +926,17 @@ def _dec_count(node: fm.Node, g: _Gen) -> str:
 def _dec_words(node: fm.Words, g: _Gen, n: str, out: str) -> None:
     """The words of a text whose word count ``n`` is decoded."""
     i, parts = g.tmp("i"), g.tmp("ws")
-    _spend(g, n)
-    g.emit(f"{parts} = []")
-    with g.loop(f"for {i} in range({n}):", n):
-        if len(node.words) == 1:
-            word = _dec(node.words[0], g, [])
-            g.emit(f"{parts}.append({g.inline(word)})")
-        else:
-            for pos, model in enumerate(node.words):
-                last = pos == len(node.words) - 1
-                with g.block("else:" if last else f"{'if' if pos == 0 else 'elif'} {i} == {pos}:"):
-                    g.emit(f"{parts}.append({_dec(model, g, [])})")
+    with _spending(g, n, node.count, _OVER):
+        g.emit(f"{parts} = []")
+        with g.loop(f"for {i} in range({n}):", n):
+            if len(node.words) == 1:
+                word = _dec(node.words[0], g, [])
+                g.emit(f"{parts}.append({g.inline(word)})")
+            else:
+                for pos, model in enumerate(node.words):
+                    last = pos == len(node.words) - 1
+                    with g.block("else:" if last else f"{'if' if pos == 0 else 'elif'} {i} == {pos}:"):
+                        g.emit(f"{parts}.append({_dec(model, g, [])})")
     g.emit(f"{out} = {g.const(node.sep)}.join({parts})")
 
 
@@ -1108,6 +1131,27 @@ def _dec_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, p: str, out: str) -> No
 
 Fast = tuple[Callable[[Any], bytes | None], Callable[[bytes], Any]]
 
+# The canonical payload of the interval low/rng/den (_arith.shortest, without side bytes),
+# inline: this runs once per message. k = ceil(low * 256^n / den) = q + (r > 0) is inside the
+# interval unless r > 0 and den - r >= rng * 256^n. Most payloads take the first length n0 or
+# the next, so one division is made a byte past n0; n0's quotient and remainder follow from it
+# (q = 256 q0 + t gives r0 = (t den + r) / 256, exactly), and each further byte from r << 8.
+PAYLOAD = """\
+n = (den.bit_length() - rng.bit_length()) // 8
+q, r = divmod(low << 8 * n + 8, den)
+w = rng << 8 * n
+r0 = ((q & 255) * den + r) >> 8
+if not r0 or den - r0 < w:
+    return ((q >> 8) + (r0 > 0)).to_bytes(n, 'big')
+n += 1
+w <<= 8
+while r and den - r >= w:
+    q2, r = divmod(r << 8, den)
+    q = (q << 8) + q2
+    w <<= 8
+    n += 1
+return (q + (r > 0)).to_bytes(n, 'big')"""
+
 
 def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common: int) -> Fast:
     """The common-path encoder ``value -> payload | None`` and decoder ``payload -> value | OFF``.
@@ -1118,20 +1162,9 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     g.emit(f"low, rng, den = {head[0]}, {head[1]}, {head[2]}")
     _enc(root, g, "value", [])
     if any("budget" in line for line in g.lines):
-        g.lines.insert(1, f"    budget = {MAX_SYMBOLS}")
+        g.lines.insert(1, f"    budget = {MAX_SYMBOLS - g.static}")
     g.flush()
-    # The canonical payload (_arith.shortest), inline: this runs once per message.
-    # k = ceil(low * 256^n / den) = q + (r > 0) is inside the interval unless r > 0 and
-    # den - r >= rng * 256^n; a byte longer, the quotient and remainder follow from r << 8.
-    g.emit("n = (den.bit_length() - rng.bit_length()) // 8")
-    g.emit("q, r = divmod(low << 8 * n, den)")
-    g.emit("w = rng << 8 * n")
-    with g.block("while r and den - r >= w:"):
-        g.emit("q2, r = divmod(r << 8, den)")
-        g.emit("q = (q << 8) + q2")
-        g.emit("w <<= 8")
-        g.emit("n += 1")
-    g.emit("return (q + (r > 0)).to_bytes(n, 'big')")
+    g.lines += ["    " * g.depth + line for line in PAYLOAD.splitlines()]
     body = "\n".join("    " + line for line in g.lines)
     # A TypeError means an unhashable value where a table key was expected, an ArithmeticError a
     # number past float range in a sum: off the path (the general rules deal with both).
@@ -1139,6 +1172,7 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     enc_src = f"def _encode(value):\n    try:\n{body}\n    {off}"
     g.lines = []
     g.sums, g.acc = {}, {}  # the decoder plans its own accumulators
+    g.static, g.outer = 0, 1  # and counts its own loops
     # The head's "no side stream" and the flag's "common path", taken as one symbol: slots
     # [flag_total, flag_total + 65535 * (common + 1)) of 65536 * flag_total.
     g.emit("num = int.from_bytes(data, 'big')")
@@ -1151,7 +1185,7 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     budget_at = len(g.lines)
     out = _dec(root, g, [])
     if any("budget" in line for line in g.lines[budget_at:]):
-        g.lines.insert(budget_at, f"    budget = {MAX_SYMBOLS}")
+        g.lines.insert(budget_at, f"    budget = {MAX_SYMBOLS - g.static}")
     g.flush()
     # The canonical-form check (_arith.check), inline for the common case.
     # Usually the shortest possible length is the payload's or one byte less: those inline.
