@@ -286,3 +286,38 @@ def test_the_inline_payload_search_is_the_canonical_one(den: int, data: st.DataO
     low = data.draw(st.integers(0, den - rng))
     n, k = shortest(low, rng, den, False)
     assert _SEARCH(low, rng, den) == k.to_bytes(n, "big")  # type: ignore[operator]
+
+
+def test_numbers_of_any_length_stay_on_the_common_path() -> None:
+    """House numbers from 1 to 4 digits: a template of width 0 (format 3) codes an unseen one by
+    its range instead of leaving the common path; leading zeros, a lone 0, 31 digits and words
+    where the number was still round-trip, off it."""
+    import json
+
+    import zstandard
+
+    from zeroc import InvalidDictionary
+    from zeroc._fieldmodel import Template, _walk
+
+    rng = random.Random(7)
+    samples = [
+        {"street": f"{rng.randint(1, 5000)} {rng.choice(['Main', 'Oak', 'Elm'])} St"} for _ in range(300)
+    ]
+    model = Model.learn(samples)
+    assert any(isinstance(n, Template) and n.width == 0 for n in _walk(model.root))
+    fresh = [{"street": f"{n} Oak St"} for n in (4999, 1234, 77, 5, 3001)]
+    assert all(model._fast_encode(m) is not None for m in fresh)
+    odd = ["007 Oak St", "0 Oak St", "9" * 31 + " Oak St", "Oak Oak St", "12 Oak St ", "١٢ Oak St"]
+    for m in fresh + [{"street": s} for s in odd]:
+        assert same(model.decode(model.encode(m)), m)
+    assert all(model._fast_encode({"street": s}) is None for s in odd[:4])
+    assert json.loads(zstandard.ZstdDecompressor().decompress(model.to_bytes()))["format"] == 3
+    inner = {"kind": "int_range", "lo": 0, "span": 10, "esc": 1, "hits": 1}
+    template = {"kind": "template", "prefix": "#", "width": 0, "inner": inner, "esc": 1, "hits": 1}
+    for version in (3, 2):
+        section = json.dumps({"format": version, "common": 1, "samples": 1, "root": template})
+        if version == 3:
+            assert Model.from_bytes(zstandard.ZstdCompressor().compress(section.encode())).encode("#7")
+        else:
+            with pytest.raises(InvalidDictionary, match="width"):
+                Model.from_bytes(zstandard.ZstdCompressor().compress(section.encode()))

@@ -106,8 +106,9 @@ def test_learned_invalid_frame(doc: dict[str, Any], v: dict[str, Any]) -> None:
 def test_learned_model_formats() -> None:
     """Set 1's model is format 1 (no sure nodes); set 2's is format 2, and its frames put the
     broken sure rules off the common path; set 3's is format 3, with magnitudes of zero, one and
-    63 bits and a date's shape on the common path, and an unseen bucket, a 65-bit integer, a
-    broken id_str and dates of another shape or with unseen fields off it."""
+    63 bits, a date's shape and a suite number never seen on the common path, and an unseen
+    bucket, a 65-bit integer, a broken id_str, dates of another shape or with unseen fields and
+    a number with a leading zero off it."""
     from zeroc._fieldmodel import Model
 
     for name, version in (("learned.json", 1), ("learned-2.json", 2), ("learned-3.json", 3)):
@@ -121,13 +122,14 @@ def test_learned_model_formats() -> None:
             assert off == [None, None] and model._fast_encode(valid["common-path"]["input"]) is not None
         if version == 3:
             valid = {v["name"]: v for v in LEARNED_SETS[name]["valid"]}
-            on = ("common-path", "zero-and-one-bit", "bucket-of-63-bits")
+            on = ("common-path", "zero-and-one-bit", "bucket-of-63-bits", "suite-number-unseen")
             off_path = (
                 "unseen-bucket-json-text",
                 "past-64-bits-json-text",
                 "id-str-not-the-id",
                 "date-of-another-shape",
                 "date-with-unseen-fields",
+                "suite-number-leading-zero",
             )
             assert all(model._fast_encode(valid[n]["input"]) is not None for n in on)
             assert all(model._fast_encode(valid[n]["input"]) is None for n in off_path)

@@ -5,7 +5,8 @@ python spec/vectors/make_learned_vectors.py        # writes the sets that do not
 
 learned.json (model format 1, a SearchRequest model), learned-2.json (model format 2: an Order
 model with ``sure`` rules and categoricals) and learned-3.json (model format 3: counts and ids by
-``magnitude``, an ``id_str`` as the numeric ``affix`` of its ``id``, a date by its ``shape``).
+``magnitude``, an ``id_str`` as the numeric ``affix`` of its ``id``, a date by its ``shape``, a
+suite number of any length by a ``template`` of width 0).
 """
 
 from __future__ import annotations
@@ -141,13 +142,14 @@ def _account(rng: Any) -> dict[str, Any]:
         "followers": count,
         "delta": -int(2 ** rng.uniform(0, 30)),
         "created": created,
+        "suite": f"Suite {rng.randrange(1, 10 ** rng.randrange(1, 5))}",
     }
 
 
 def version_3(out: Path) -> None:
     import random
 
-    from zeroc._fieldmodel import Affix, Magnitude, Model, Shape, _walk
+    from zeroc._fieldmodel import Affix, Magnitude, Model, Shape, Template, _walk
 
     name = "accounts-learned.zcd"
     rng = random.Random(48)
@@ -157,6 +159,7 @@ def version_3(out: Path) -> None:
     assert any(isinstance(n, Magnitude) for n in nodes)
     assert any(isinstance(n, Affix) and n.numeric for n in nodes)
     assert any(isinstance(n, Shape) for n in nodes)
+    assert any(isinstance(n, Template) and n.width == 0 for n in nodes)
     d.save(HERE / name)
     (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
     common = [_account(random.Random(49 + i)) for i in range(3)]
@@ -173,6 +176,8 @@ def version_3(out: Path) -> None:
     add("id-str-not-the-id", {**common[0], "id_str": "x" + common[0]["id_str"]})
     add("date-of-another-shape", {**common[1], "created": "2014-04-23T07:42:00Z"})
     add("date-with-unseen-fields", {**common[1], "created": "Sun Dec 31 23:59:59 -0800 2099"})
+    add("suite-number-unseen", {**common[2], "suite": "Suite 4321"})
+    add("suite-number-leading-zero", {**common[2], "suite": "Suite 0042"})
     invalid = [("padded-payload", first + b"\x00", "DecodeError")]
     _write(out, "spec/LEARNED_MODEL.md, version 3 (model format 3)", name, d, valid, invalid)
 

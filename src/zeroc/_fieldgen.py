@@ -589,6 +589,28 @@ def _enc_magnitude(node: fm.Magnitude, g: _Gen, var: str) -> None:
         g.emit(f"den <<= {k} - 1")
 
 
+def _runs(node: fm.Node, kind: str) -> bool:
+    """Whether a shape field's common path gives only runs of its kind (letters ``a``, digits
+    ``9``), as every learned model's does: then the decoder need not test them."""
+    if isinstance(node, fm.Categorical) and _leaves(node):
+        return all(
+            type(v) is str and v.isascii() and (v.isalpha() if kind == "a" else v.isdigit())
+            for v in node.values
+        )
+    # A template's digits are a run, unless a negative integer gives a minus sign.
+    return kind == "9" and isinstance(node, fm.Template) and not node.prefix and _naturals(node.inner)
+
+
+def _naturals(node: fm.Node | None) -> bool:
+    """Whether a node's common path gives only integers >= 0."""
+    if isinstance(node, fm.IntRange):
+        return node.lo >= 0
+    if isinstance(node, fm.Categorical):
+        ints = all(type(v) is int and v >= 0 for v in node.values)
+        return ints and (_leaves(node) or _naturals(node.fallback))
+    return False
+
+
 def _straight(node: fm.Node) -> bool:
     """Whether the node's common path is checks and symbols only, with no branch."""
     if isinstance(node, (fm.Decimal, fm.Template)):
@@ -1006,9 +1028,9 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
             if lit:
                 parts.append(g.const(lit))
         g.emit(f"{out} = {' + '.join(parts)}")
-        # Fields a learned model decodes are runs of their kind; a hostile model's may not be.
-        fits = f"{g.const(node.pattern.fullmatch)}({out})"
-        g.emit(f"if {fits} is None: raise DecodeError('a shape field is not of its kind')")
+        if not all(map(_runs, node.children, node.kinds)):  # a hostile model's fields may not be
+            fits = f"{g.const(node.pattern.fullmatch)}({out})"
+            g.emit(f"if {fits} is None: raise DecodeError('a shape field is not of its kind')")
     elif isinstance(node, fm.Decimal):
         g.emit(f"{out} = {g.inline(_dec(node.inner, g, []))} / {10**node.scale}")
     elif isinstance(node, fm.Template):

@@ -42,6 +42,7 @@ MAX_SPAN = 1 << 64
 MAX_MODEL_BYTES = 64 * 1024 * 1024
 _TEMPLATE = re.compile(r"([^0-9]*?)([0-9]+)\Z")
 _DIGITS = re.compile(r"[0-9]+\Z")
+_NUMBER = re.compile(r"(?:0|[1-9][0-9]{0,29})\Z")  # an integer's decimal text
 
 
 class Meter(Encoder):
@@ -364,15 +365,20 @@ class Decimal(Escaping):
         return {"kind": self.kind, "scale": self.scale, "inner": self.inner.to_data(), **self._counts()}
 
 
+MAX_DIGITS = 30  # template digits (and width 0's integers: below 10^30)
+
+
 class Template(Escaping):
-    """Strings prefix + fixed-width ASCII digits (``ORD-0012345``), digits through an integer model."""
+    """Strings prefix + fixed-width ASCII digits (``ORD-0012345``), digits through an integer model;
+    width 0 (format 3): prefix + an integer's decimal text, any length (``Suite 7``, ``227``)."""
 
     kind = "template"
 
     def __init__(self, prefix: str, width: int, inner: Node, esc: int, hits: int) -> None:
         self.prefix, self.width, self.inner = prefix, width, inner
         self.esc, self.total = esc, esc + hits
-        self.pattern = re.compile(re.escape(prefix) + r"[0-9]{" + str(width) + r"}\Z")
+        digits = r"[0-9]{" + str(width) + "}" if width else r"(?:0|[1-9][0-9]{0,29})"
+        self.pattern = re.compile(re.escape(prefix) + digits + r"\Z")
 
     def fits(self, v: Any) -> bool:
         return type(v) is str and self.pattern.match(v) is not None
@@ -382,12 +388,13 @@ class Template(Escaping):
 
     def get(self, dec: Decoder) -> Any:
         i = self.inner.decode(dec)
-        if type(i) is not int or not 0 <= i < 10**self.width:
+        if type(i) is not int or not 0 <= i < 10 ** (self.width or MAX_DIGITS):
             raise DecodeError("template digits out of range")
-        return f"{self.prefix}{i:0{self.width}d}"
+        return f"{self.prefix}{i:0{self.width}d}" if self.width else f"{self.prefix}{i}"
 
     def describe(self) -> str:
-        return f"template({self.prefix!r} + {self.width} digits, {self.inner.describe()})"
+        digits = f"{self.width} digits" if self.width else "a number"
+        return f"template({self.prefix!r} + {digits}, {self.inner.describe()})"
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -927,6 +934,9 @@ class Learner:
             ):
                 digits = [int(v[len(m.group(1)) :]) for v in values]
                 candidates.append(Template(m.group(1), len(m.group(2)), self.learn(digits), 1, n))
+            elif m and all(v.startswith(m.group(1)) and _NUMBER.match(v, len(m.group(1))) for v in values):
+                numbers = [int(v[len(m.group(1)) :]) for v in values]  # of any length: width 0
+                candidates.append(Template(m.group(1), 0, self.learn(numbers), 1, n))
             if any(" " in v for v in values) and not spread:
                 candidates += [Words.learn(self, values, False), Words.learn(self, values, True)]
             if distinct > len(values) // 4 and not spread:  # mostly distinct: try it as tokens
@@ -1216,7 +1226,7 @@ class _Reader:
         if kind == "template":
             return Template(
                 self.text(d, "prefix"),
-                self.integer(d, "width", 1, 30),
+                self.integer(d, "width", 0 if self.version >= 3 else 1, MAX_DIGITS),
                 self.node(d.get("inner"), sub),
                 *self.counts(d),
             )
@@ -1361,7 +1371,10 @@ class Model:
         # (no sure node, no rule of format 2's), 2 without format 3's nodes: older readers read it.
         nodes = list(_walk(self.root))
         modern = any(getattr(n, "sure", False) or (isinstance(n, Rule) and not n.legacy) for n in nodes)
-        latest = any(isinstance(n, (Magnitude, Shape)) or getattr(n, "numeric", False) for n in nodes)
+        latest = any(
+            isinstance(n, (Magnitude, Shape)) or getattr(n, "numeric", False) or getattr(n, "width", 1) == 0
+            for n in nodes
+        )
         version = 3 if latest else 2 if modern else 1
         doc = {"format": version, "common": self.common, "samples": self.samples, "root": root}
         return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
