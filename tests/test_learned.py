@@ -344,6 +344,7 @@ def test_decoded_values_never_share_the_model_tables() -> None:
 def _random_shape(rng: random.Random, depth: int = 0) -> list[tuple[str, str, object]]:
     """A random message shape: fields of the kinds the learner models (and relations)."""
     kinds = ["cat_str", "cat_int", "range", "decimal", "template", "words", "tags", "null_or"]
+    kinds += ["count", "date", "house", "bigid"]  # magnitudes, shapes, templates of width 0
     if depth < 2:
         kinds += ["object", "items"]
     fields: list[tuple[str, str, object]] = []
@@ -360,6 +361,8 @@ def _random_shape(rng: random.Random, depth: int = 0) -> list[tuple[str, str, ob
         fields += [("derived", "given", source), ("postal", "prefixed", source)]
     if any(k == "words" for _, k, _ in fields):
         fields.append(("url", "affix", next(n for n, k, _ in fields if k == "words")))
+    if any(k == "bigid" for _, k, _ in fields):
+        fields.append(("bigid_str", "numeric", next(n for n, k, _ in fields if k == "bigid")))
     items = [n for n, k, _ in fields if k == "items"]
     if items:
         fields.append(("total", "sum", items[0]))
@@ -389,6 +392,18 @@ def _random_value(shape: list[tuple[str, str, object]], rng: random.Random) -> d
             out[name] = [rng.choice(words) for _ in range(rng.randint(0, 3))]
         elif kind == "null_or":
             out[name] = None if rng.random() < 0.5 else rng.choice([True, False, "x"])
+        elif kind == "count":
+            out[name] = int(2 ** rng.uniform(0, 40)) * rng.choice([1, 1, -1])
+        elif kind == "date":
+            day, month = rng.choice(["Mon", "Tue", "Sun"]), rng.choice(["Jan", "Apr", "Dec"])
+            clock = f"{rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}"
+            out[name] = f"{day} {month} {rng.randrange(1, 29):02d} {clock} +0000 20{rng.randrange(7, 15):02d}"
+        elif kind == "house":
+            out[name] = f"{rng.randint(0, 5000)} {rng.choice(['Oak', 'Elm', 'Main'])} St"
+        elif kind == "bigid":
+            out[name] = rng.randrange(1 << 40, 1 << 41)
+        elif kind == "numeric":
+            out[name] = str(out[arg])  # type: ignore[index]
         elif kind == "object":
             out[name] = _random_value(arg, rng)  # type: ignore[arg-type]
         elif kind == "items":
