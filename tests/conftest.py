@@ -24,6 +24,20 @@ def corpus(name: str) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def find_node(doc: Any, kind: str) -> dict[str, Any]:
+    """The first node of ``kind`` in a learned model's document (to change it in a test)."""
+    stack = [doc]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            if n.get("kind") == kind:
+                return n
+            stack.extend(n.values())
+        elif isinstance(n, list):
+            stack.extend(n)
+    raise AssertionError(f"no {kind} node")
+
+
 def halves(items: list[Any]) -> tuple[list[Any], list[Any]]:
     return items[0::2], items[1::2]
 

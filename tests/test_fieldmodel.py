@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import find_node
 from tests.strategies import json_values
 from tests.test_json import same
 from zeroc import DecodeError, ZerocError
@@ -190,35 +191,22 @@ def test_mutated_payloads_of_magnitudes_raise_only_zeroc_errors() -> None:
             pass
 
 
-def _find(node: object, kind: str) -> dict:  # type: ignore[type-arg]
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, dict):
-            if n.get("kind") == kind:
-                return n
-            stack.extend(n.values())
-        elif isinstance(n, list):
-            stack.extend(n)
-    raise AssertionError(f"no {kind} node")
-
-
 @pytest.mark.parametrize(
     ("change", "error"),
     [
         (lambda d: d.update(format=2), "from format 3 on"),
-        (lambda d: _find(d, "shape")["literals"].__setitem__(1, "x "), "literals"),
-        (lambda d: _find(d, "shape")["literals"].__setitem__(1, ""), "kinds"),  # "Wed" "Apr" run together
-        (lambda d: _find(d, "shape").update(kinds="ab999999"), "kinds"),
-        (lambda d: _find(d, "shape")["children"].pop(), "children"),
-        (lambda d: _find(d, "shape").update(literals=["", ""], kinds="a"), "literals"),
+        (lambda d: find_node(d, "shape")["literals"].__setitem__(1, "x "), "literals"),
+        (lambda d: find_node(d, "shape")["literals"].__setitem__(1, ""), "kinds"),  # "Wed" "Apr" run together
+        (lambda d: find_node(d, "shape").update(kinds="ab999999"), "kinds"),
+        (lambda d: find_node(d, "shape")["children"].pop(), "children"),
+        (lambda d: find_node(d, "shape").update(literals=["", ""], kinds="a"), "literals"),
         (
-            lambda d: _find(d, "magnitude")["buckets"].update(
+            lambda d: find_node(d, "magnitude")["buckets"].update(
                 fallback={"kind": "int_range", "lo": 0, "span": 9, "esc": 1, "hits": 1}
             ),
             "buckets",
         ),
-        (lambda d: _find(d, "affix").update(numeric="yes"), "numeric"),
+        (lambda d: find_node(d, "affix").update(numeric="yes"), "numeric"),
     ],
 )
 def test_format_3_nodes_are_checked_when_read(change, error: str) -> None:  # type: ignore[no-untyped-def]

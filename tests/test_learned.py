@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import zeroc
-from tests.conftest import corpus, halves
+from tests.conftest import corpus, find_node, halves
 from tests.strategies import json_values
 from tests.test_json import same
 from zeroc import Codec, Dictionary, InvalidDictionary, UsageError, ZerocError
@@ -243,24 +243,10 @@ def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictiona
     with pytest.raises(InvalidDictionary, match="sure"):
         load(json.loads(text.replace('"sure": true', '"sure": 1', 1)))
     hostile = json.loads(text)
-    _magnitude(hostile)["buckets"]["values"][0] = 65  # a 2^64-wide offset would be past the bound
+    find_node(hostile, "magnitude")["buckets"]["values"][0] = 65  # a 2^64-wide offset would be past the bound
     with pytest.raises(InvalidDictionary, match="magnitude buckets"):
         load(hostile)
     load(doc)  # as written, it loads
-
-
-def _magnitude(node: object) -> dict:  # type: ignore[type-arg]
-    """The first magnitude node under ``node`` (a model document)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, dict):
-            if n.get("kind") == "magnitude":
-                return n
-            stack.extend(n.values())
-        elif isinstance(n, list):
-            stack.extend(n)
-    raise AssertionError("no magnitude node")
 
 
 def test_a_total_past_float_range_is_not_a_crash(json_orders: Dictionary) -> None:

@@ -125,8 +125,8 @@ def version_2(out: Path) -> None:
 
 
 def _account(rng: Any) -> dict[str, Any]:
-    """A record of counts spread over magnitudes (0, 1, negative, up to 63 bits), its id, and
-    the date it was created, as Twitter writes dates."""
+    """A record of counts spread over magnitudes (0, 1, negative, up to 63 bits), its id, the
+    date it was created (as Twitter writes dates) and a suite number of one to four digits."""
     uid = rng.randrange(1 << 40, 1 << 41)
     bits = rng.choice([0, 1, 2, 5, 9, 13, 17, 20, 24, 31, 40, 63])
     count = rng.randrange(1 << bits) if bits else 0
