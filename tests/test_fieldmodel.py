@@ -138,6 +138,11 @@ def test_counts_learn_magnitudes_ids_as_text_of_ids_and_shapes_of_dates() -> Non
     frames = [_COUNTS.encode(m) for m in test]
     assert [_COUNTS.decode(f) for f in frames] == test
     assert sum(map(len, frames)) / len(frames) < 24  # 62-bit id, two magnitudes, a date: no digits
+    from zeroc._fieldmodel import breakdown
+
+    rows = {r["field"]: r["bits"] for r in breakdown(_COUNTS.root, test, len(test))}
+    fields = [rows[f"$.created{{{i}}}"] for i in range(8)]  # inspect shows where a date's bits go
+    assert abs(sum(fields) - rows["$.created"]) < 0.5  # the fields are what the shape costs
 
 
 @settings(max_examples=300)

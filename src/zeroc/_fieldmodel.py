@@ -1467,4 +1467,8 @@ def breakdown(node: Node, values: list[Any], messages: int, path: str = "$") -> 
     elif isinstance(node, Array):
         items = [x for v in values if type(v) is list for x in v]
         rows += breakdown(node.item, items, messages, f"{path}[]")
+    elif isinstance(node, Shape):  # its fields by position: $.created{0} is the weekday
+        fields = [m.groups() for v in values if type(v) is str and (m := node.pattern.fullmatch(v))]
+        for i, child in enumerate(node.children):
+            rows += breakdown(child, [f[i] for f in fields], messages, f"{path}{{{i}}}")
     return rows
