@@ -582,9 +582,7 @@ def _enc_magnitude(node: fm.Magnitude, g: _Gen, var: str) -> None:
     g.emit(f"{b} = {k} if {var} >= 0 else -{k}")
     g.types[b] = int
     _enc(node.buckets, g, b, [])
-    if g.run:
-        g.emit_run()  # the bucket's symbol goes first
-    with g.block(f"if {k} > 1:"):
+    with g.block(f"if {k} > 1:"):  # the bucket's symbol is put before the code branches
         g.emit(f"low = (low << ({k} - 1)) + rng * ({a} - (1 << ({k} - 1)))")
         g.emit(f"den <<= {k} - 1")
 

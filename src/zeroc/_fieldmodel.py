@@ -952,23 +952,23 @@ class Learner:
         shape, count = Counter(tuple(v) for v in values).most_common(1)[0]
         rows = [v for v in values if tuple(v) == shape]
         columns = [[r[k] for r in rows] for k in shape]
-        children = [
-            self._sum_rule(columns, j)
-            or self._affix_rule(columns, j)
-            or self._dependency(columns, j)
-            or self._prefix_rule(columns, j)
-            or self.learn(columns[j])
-            for j in range(len(shape))
-        ]
-        return Object(shape, children, n - count + 1, count)
+        return Object(shape, [self._child(columns, j) for j in range(len(shape))], n - count + 1, count)
 
-    def _dependency(self, columns: list[list[Any]], j: int) -> Given | None:
-        """Column j as a function of an earlier column, when that is cheaper than alone."""
+    def _child(self, columns: list[list[Any]], j: int) -> Node:
+        """Column j's model: a rule over an earlier column where one holds or is cheaper than
+        the column alone (learned once, and weighed by both table rules)."""
+        rule = self._sum_rule(columns, j) or self._affix_rule(columns, j)
+        if rule is not None:
+            return rule
+        alone = self.learn(columns[j])
+        cost = self.cost(alone, columns[j])
+        return self._dependency(columns, j, alone, cost) or self._prefix_rule(columns, j, cost) or alone
+
+    def _dependency(self, columns: list[list[Any]], j: int, alone: Node, best_cost: float) -> Given | None:
+        """Column j as a function of an earlier column, when that is cheaper than ``alone``."""
         target = columns[j]
         n = len(target)
         best: Given | None = None
-        alone = self.learn(target)
-        best_cost = self.cost(alone, target)
         for i in range(j):
             table: dict[Any, Any] = {}
             clash: set[Any] = set()
@@ -998,13 +998,13 @@ class Learner:
                 best.sure = not isinstance(other, Raw) and misses * SURE <= n
         return best
 
-    def _prefix_rule(self, columns: list[list[Any]], j: int) -> Prefixed | None:
-        """Column j (strings) = a prefix fixed by an earlier low-cardinality column + a rest."""
+    def _prefix_rule(self, columns: list[list[Any]], j: int, alone: float) -> Prefixed | None:
+        """Column j (strings) = a prefix fixed by an earlier low-cardinality column + a rest,
+        when that costs less than ``alone`` bits."""
         target = columns[j]
         n = len(target)
         if not all(type(v) is str for v in target):
             return None
-        alone = self.cost(self.learn(target), target)
         best: Prefixed | None = None
         for i in range(j):
             groups: dict[Any, list[str]] = {}
