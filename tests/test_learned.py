@@ -17,6 +17,7 @@ import zeroc
 from tests.conftest import corpus, find_node, halves
 from tests.strategies import json_values
 from tests.test_json import same
+from tests.test_native import assert_same_code
 from zeroc import Codec, Dictionary, InvalidDictionary, UsageError, ZerocError
 from zeroc._fieldmodel import Model
 from zeroc.workloads import generate
@@ -432,6 +433,9 @@ def test_generated_code_round_trips_any_shape(seed: int) -> None:
     for codec in (Codec(d), Codec(d, frame_id="bare")):
         for m in train[:50] + fresh + moved:
             assert same(codec.decode(codec.encode(m)), m)
+    model = Codec(d, frame_id="bare")._model
+    assert model is not None
+    assert_same_code(model, train[:50] + fresh + moved, rng)  # native and pure Python: same bytes
 
 
 def test_texts_with_double_spaces_train_a_loadable_model() -> None:

@@ -13,6 +13,13 @@ general walker then codes after the other flag value; the generated decoder retu
 
 Only identifiers made here and integer literals reach the generated source; every table (value
 lists, dicts, strings) is passed in the namespace, so a model file can only ever supply data.
+
+Where the C extension ``zeroc._native`` is built (``NATIVE``), the generated code leaves the
+coder's integers to it: the encoder puts each straight-line run of symbols with one call and the
+native coder writes the payload; the decoder takes each symbol with one call, a categorical's
+slot table being a C array. The payloads are the same bytes either way (tests hold both to it);
+without the extension, the code keeps the integers as Python locals and merges symbols so that
+each run costs two operations on them.
 """
 
 from __future__ import annotations
@@ -28,13 +35,23 @@ from zeroc import _fieldmodel as fm
 from zeroc._arith import FLAG_TOTAL, MAX_SYMBOLS, check
 from zeroc._errors import DecodeError
 
+try:
+    from zeroc import _native
+except ImportError:  # built without a C compiler: the generated code keeps its own integers
+    _native = None  # type: ignore[assignment]
+
+NATIVE = _native is not None  # tests switch it off to hold the pure-Python code to the same bytes
+_ESC = object()  # what a native table gives for its escape's slots
+
 
 def _sign(v: float) -> float:
     return math.copysign(1.0, v)
 
 
 class _Gen:
-    def __init__(self) -> None:
+    def __init__(self, native: bool = False) -> None:
+        self.native = native
+        self.tables: dict[int, str] = {}  # native tables made, by categorical node
         self.ns: dict[str, Any] = {
             "_bisect": bisect_right,
             "_key": fm._key,
@@ -133,7 +150,7 @@ class _Gen:
 
     # -- the coder's operations on the locals low/rng/den (encode) and x/R/den (decode) -------
     def den(self, total: int) -> None:
-        if not self.counting:
+        if not self.counting or self.native:  # the native coder counts each symbol it takes
             return
         self.pending[-1] *= total
         if self.pending[-1] >= 1 << 512:  # a literal of bounded size (a hostile model could
@@ -152,9 +169,13 @@ class _Gen:
             if not counted:
                 self.den(total)
             return
-        if self.run and (
-            (freq != "1" and sum(f != "1" for _s, f, _t in self.run) >= 2)
-            or math.prod(t for _s, _f, t in self.run) * total > 1 << 64
+        if (
+            self.run
+            and not self.native
+            and (
+                (freq != "1" and sum(f != "1" for _s, f, _t in self.run) >= 2)
+                or math.prod(t for _s, _f, t in self.run) * total > 1 << 64
+            )
         ):
             self.emit_run()
         self.run.append((start, freq, total))
@@ -162,6 +183,10 @@ class _Gen:
             self.den(total)
 
     def emit_run(self) -> None:
+        if self.native:
+            self.emit(f"put({', '.join(f'{s}, {f}, {t}' for s, f, t in self.run)})")
+            self.run = []
+            return
         start, freq, total = _horner(self.run)
         self.run = []
         self.emit(f"low = low * {total} + rng * ({start})" if start else f"low = low * {total}")
@@ -298,6 +323,18 @@ def _slots(node: fm.Categorical, g: _Gen, starts: str, freqs: str, values: str, 
             index = array(index.typecode, [0] * first) + index
         return f"{entries}[{g.const(index)}[{slot}]]"
     return f"{entries}[_bisect({starts}, {slot}) - 1]"
+
+
+def _table(node: fm.Categorical, g: _Gen) -> str:
+    """The categorical's native table: its entries' slots after the escape's (none when the
+    escape leaves the common path: the common path codes a hit given a hit, as above)."""
+    name = g.tables.get(id(node))
+    if name is None:
+        _d, _k, total, _s, freqs, values = _cat_tables(node, g)
+        esc = 0 if _leaves(node) else node.esc
+        name = g.const(_native.Table(g.ns[freqs], g.ns[values], total, esc, _ESC))
+        g.tables[id(node)] = name
+    return name
 
 
 def _plain(v: Any) -> bool:
@@ -583,8 +620,11 @@ def _enc_magnitude(node: fm.Magnitude, g: _Gen, var: str) -> None:
     g.types[b] = int
     _enc(node.buckets, g, b, [])
     with g.block(f"if {k} > 1:"):  # the bucket's symbol is put before the code branches
-        g.emit(f"low = (low << ({k} - 1)) + rng * ({a} - (1 << ({k} - 1)))")
-        g.emit(f"den <<= {k} - 1")
+        if g.native:
+            g.emit(f"put({a} - (1 << ({k} - 1)), 1, 1 << ({k} - 1))")
+        else:
+            g.emit(f"low = (low << ({k} - 1)) + rng * ({a} - (1 << ({k} - 1)))")
+            g.emit(f"den <<= {k} - 1")
 
 
 def _runs(node: fm.Node, kind: str) -> bool:
@@ -986,6 +1026,17 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
                 return g.const(node.values[0])
             g.emit(f"{out} = _copy({g.const(node.values[0])})")
             return out
+        if g.native:
+            g.emit(f"{out} = sym({_table(node, g)})")
+            if not _leaves(node):
+                with g.block(f"if {out} is _ESC:"):
+                    g.emit(f"{out} = {g.inline(_dec(node.fallback, g, []))}")
+                if node.mutable:
+                    with g.block("else:"):
+                        g.emit(f"{out} = _copy({out})")
+            elif node.mutable:
+                g.emit(f"{out} = _copy({out})")
+            return out
         _d, _k, total, starts, freqs, values = _cat_tables(node, g)
         s = g.tmp("s")
         g.emit(f"xT = x * {total}")
@@ -1005,16 +1056,19 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         if escapes:
             g.dedent()
     elif isinstance(node, fm.IntRange):
-        g.emit(f"{out} = {node.lo} + {g.uniform(node.span)}")
+        g.emit(f"{out} = {node.lo} + {f'uni({node.span})' if g.native else g.uniform(node.span)}")
     elif isinstance(node, fm.Magnitude):
         b = _dec(node.buckets, g, [])  # the reader holds buckets to integers within +-MAX_BITS
         k, u = g.tmp("k"), g.tmp("u")
         g.emit(f"{k} = {b} if {b} >= 0 else -{b}")
         with g.block(f"if {k} > 1:"):
-            g.emit(f"xT = x << ({k} - 1)")
-            g.emit(f"{u} = xT // R")
-            g.emit(f"x = xT - {u} * R")
-            g.emit(f"den <<= {k} - 1")
+            if g.native:
+                g.emit(f"{u} = bits({k} - 1)")
+            else:
+                g.emit(f"xT = x << ({k} - 1)")
+                g.emit(f"{u} = xT // R")
+                g.emit(f"x = xT - {u} * R")
+                g.emit(f"den <<= {k} - 1")
             g.emit(f"{out} = (1 << ({k} - 1)) + {u}")
             g.emit(f"if {b} < 0: {out} = -{out}")
         with g.block("else:"):
@@ -1045,6 +1099,9 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         names: list[str] = []
         kids = node.children
         plan = _plan_sums(node, g)
+        while g.native and len(names) < len(kids):  # a call per symbol: nothing to merge
+            with _summing(g, node, len(names), plan):
+                names.append(_dec(kids[len(names)], g, names))
         while len(names) < len(kids):
             group: list[_Member] = []
             product = 1
@@ -1123,7 +1180,13 @@ def _dec_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, p: str, out: str) -> No
     """A rule with a prediction ``p``: the hit symbol (none when sure) or the escape."""
     s, total = g.tmp("s"), node.total
     escapes = not _leaves(node)
-    if escapes:
+    if escapes and g.native:
+        assert node.other is not None
+        hit = g.const(_native.Table([total - node.esc], [True], total, node.esc, _ESC))
+        with g.block(f"if sym({hit}) is _ESC:"):
+            g.emit(f"{out} = {g.inline(_dec(node.other, g, []))}")
+        g.indent("else:")
+    elif escapes:
         assert node.other is not None
         g.emit(f"xT = x * {total}")
         g.emit(f"{s} = xT // R")
@@ -1173,18 +1236,37 @@ while r and den - r >= w:
 return (q + (r > 0)).to_bytes(n, 'big')"""
 
 
-def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common: int) -> Fast:
+def generate(
+    root: fm.Node, head: tuple[int, int, int], flag_total: int, common: int, native: bool | None = None
+) -> Fast:
     """The common-path encoder ``value -> payload | None`` and decoder ``payload -> value | OFF``.
 
     ``head`` is the interval after the head and the flag symbol (no side stream, common path);
-    the decoder checks both symbols itself and returns ``OFF`` when either says otherwise."""
-    g = _Gen()
-    g.emit(f"low, rng, den = {head[0]}, {head[1]}, {head[2]}")
+    the decoder checks both symbols itself and returns ``OFF`` when either says otherwise.
+    ``native`` (default ``NATIVE``) asks for code on the native coder, which takes totals and
+    spans below 2^64: a model with a larger one gets the pure-Python code."""
+    start = (flag_total, (FLAG_TOTAL - 1) * (common + 1), FLAG_TOTAL * flag_total)
+    if native is None:
+        native = NATIVE
+    if native and (
+        max(*head, *start) >= 1 << 64
+        or any(n.span >= 1 << 64 for n in fm._walk(root) if isinstance(n, fm.IntRange))
+    ):
+        native = False
+    g = _Gen(native)
+    if native:
+        g.emit(f"e = _encoder({head[0]}, {head[1]}, {head[2]})")
+        g.emit("put = e.put")
+    else:
+        g.emit(f"low, rng, den = {head[0]}, {head[1]}, {head[2]}")
     _enc(root, g, "value", [])
     if any("budget" in line for line in g.lines):
-        g.lines.insert(1, f"    budget = {MAX_SYMBOLS - g.static}")
+        g.lines.insert(1 + native, f"    budget = {MAX_SYMBOLS - g.static}")
     g.flush()
-    g.lines += ["    " * g.depth + line for line in PAYLOAD.splitlines()]
+    if native:
+        g.emit("return e.payload()")
+    else:
+        g.lines += ["    " * g.depth + line for line in PAYLOAD.splitlines()]
     body = "\n".join("    " + line for line in g.lines)
     # A TypeError means an unhashable value where a table key was expected, an ArithmeticError a
     # number past float range in a sum: off the path (the general rules deal with both).
@@ -1195,13 +1277,18 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     g.static, g.outer = 0, 1  # and counts its own loops
     # The head's "no side stream" and the flag's "common path", taken as one symbol: slots
     # [flag_total, flag_total + 65535 * (common + 1)) of 65536 * flag_total.
-    g.emit("num = int.from_bytes(data, 'big')")
-    g.emit("size = len(data)")
-    g.emit("scale = 1 << (8 * size)")
-    g.emit(f"x = num * {FLAG_TOTAL * flag_total} - {flag_total} * scale")
-    g.emit(f"R = scale * {(FLAG_TOTAL - 1) * (common + 1)}")
-    g.emit("if not 0 <= x < R: return _OFF  # a side stream, or the flag says: off the common path")
-    g.emit(f"den = {FLAG_TOTAL * flag_total}")
+    if native:
+        g.emit(f"d = _decoder(data, {start[0]}, {start[1]}, {start[2]})")
+        g.emit("if d is None: return _OFF  # a side stream, or the flag says: off the common path")
+        g.emit("sym, uni, bits = d.sym, d.uni, d.bits")
+    else:
+        g.emit("num = int.from_bytes(data, 'big')")
+        g.emit("size = len(data)")
+        g.emit("scale = 1 << (8 * size)")
+        g.emit(f"x = num * {start[2]} - {start[0]} * scale")
+        g.emit(f"R = scale * {start[1]}")
+        g.emit("if not 0 <= x < R: return _OFF  # a side stream, or the flag says: off the common path")
+        g.emit(f"den = {start[2]}")
     budget_at = len(g.lines)
     out = _dec(root, g, [])
     if any("budget" in line for line in g.lines[budget_at:]):
@@ -1209,13 +1296,19 @@ def generate(root: fm.Node, head: tuple[int, int, int], flag_total: int, common:
     g.flush()
     # The canonical-form check (_arith.check), inline for the common case.
     # Usually the shortest possible length is the payload's or one byte less: those inline.
-    g.emit("n0 = (den.bit_length() - R.bit_length()) // 8 + size")
-    g.emit("if n0 == size - 1:")
-    g.emit("    if x >= den or x + (-num & 255) * den < R: _check(data, num, scale, x, R, den, size, False)")
-    g.emit("elif n0 != size or x >= den: _check(data, num, scale, x, R, den, size, False)")
+    if native:
+        g.emit("if not d.end(): _check(data, d.num, 1 << 8 * len(data), d.x, d.R, d.den, len(data), False)")
+    else:
+        full = "_check(data, num, scale, x, R, den, size, False)"
+        g.emit("n0 = (den.bit_length() - R.bit_length()) // 8 + size")
+        g.emit("if n0 == size - 1:")
+        g.emit(f"    if x >= den or x + (-num & 255) * den < R: {full}")
+        g.emit(f"elif n0 != size or x >= den: {full}")
     g.emit(f"return {out}")
     dec_src = "def _decode(data):\n" + "\n".join(g.lines)
     ns = g.ns
-    ns["_OFF"], ns["_check"] = fm.OFF, check
+    ns["_OFF"], ns["_check"], ns["_ESC"] = fm.OFF, check, _ESC
+    if native:
+        ns["_encoder"], ns["_decoder"] = _native.encoder, _native.decoder
     exec(compile(enc_src + "\n\n" + dec_src, "<zeroc learned model>", "exec"), ns)  # noqa: S102 - our own source
     return ns["_encode"], ns["_decode"]

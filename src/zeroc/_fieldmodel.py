@@ -910,10 +910,12 @@ class Learner:
         if len(types) == 1 and (types <= {bool, type(None)} or (few and not spread)):
             return Categorical.learn(values)
         if types == {int}:
-            span = IntRange(min(values), max(values) - min(values) + 1, 1, n)
-            candidates.append(span)
-            if distinct <= MAX_CATEGORIES:
-                candidates.append(Categorical.learn(values, fallback=span))
+            lo, width = min(values), max(values) - min(values) + 1
+            if abs(lo) <= MAX_SPAN and width <= MAX_SPAN:  # as the reader allows
+                span = IntRange(lo, width, 1, n)
+                candidates.append(span)
+                if distinct <= MAX_CATEGORIES:
+                    candidates.append(Categorical.learn(values, fallback=span))
             if max(map(abs, values)) < 1 << MAX_BITS:
                 magnitude = Magnitude.learn(values)
                 candidates.append(magnitude)

@@ -1,0 +1,244 @@
+"""The native coder (zeroc/_native.c) against Python's integers, and the code generated on it
+against the pure-Python code: the same payload bytes, the same values, the same errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import zeroc
+from zeroc import DecodeError, ZerocError, _fieldgen
+from zeroc._arith import check, shortest
+from zeroc._fieldmodel import Model
+from zeroc.workloads import generate
+
+if _fieldgen._native is None:
+    pytest.fail(
+        "zeroc._native is not built: reinstall Zeroc where a C compiler and Python's headers are "
+        "(without them Zeroc runs on its pure-Python coder, which these tests compare it with)",
+        pytrace=False,
+    )
+from zeroc import _native
+
+VECTORS = Path(__file__).resolve().parents[1] / "spec" / "vectors"
+
+
+def pure_python(model: Model) -> Model:
+    """The same model with its generated code keeping the coder's integers in Python."""
+    saved, _fieldgen.NATIVE = _fieldgen.NATIVE, False
+    try:
+        return Model(model.root, model.common, model.samples, model.side)
+    finally:
+        _fieldgen.NATIVE = saved
+
+
+def _outcome(fn: object, arg: object) -> object:
+    try:
+        return ("value", fn(arg))  # type: ignore[operator]
+    except ZerocError as e:
+        return ("error", type(e))
+
+
+def assert_same_code(model: Model, values: list[object], rng: random.Random) -> None:
+    """Native and pure-Python generated code agree on every value and on payloads mutated."""
+    assert model._fast_decode.__globals__.get("_decoder") is not None, "the model's code is not native"
+    pure = pure_python(model)
+    assert pure._fast_decode.__globals__.get("_decoder") is None
+    payloads = []
+    for v in values:
+        a, b = model._fast_encode(v), pure._fast_encode(v)
+        assert a == b, v
+        if a is not None:
+            payloads.append(a)
+            assert model._fast_decode(a) == v
+    for p in payloads:
+        for cut in (p[:-1], p + b"\x00", bytes([p[0] ^ 1]) + p[1:], rng.randbytes(len(p))):
+            assert _outcome(model._fast_decode, cut) == _outcome(pure._fast_decode, cut), cut
+
+
+# -- the coder's steps against Python's integers --------------------------------------------------
+
+head = st.integers(1, 2**64 - 1).flatmap(
+    lambda den: st.tuples(st.integers(0, den - 1), st.just(den)).flatmap(
+        lambda t: st.tuples(st.just(t[0]), st.integers(1, t[1] - t[0]), st.just(t[1]))
+    )
+)
+totals = st.sampled_from([1, 2, 255, 2**16, 2**32 - 1, 2**40, 2**63, 2**64 - 1]) | st.integers(1, 2**64 - 1)
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> tuple[list[int], int, int]:
+    freqs = draw(st.lists(st.integers(1, 2**20) | st.integers(1, 3), min_size=1, max_size=40))
+    esc = draw(st.sampled_from([0, 0, 1, 7, 2**30]))
+    return freqs, esc, esc + sum(freqs)
+
+
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("uni"), totals),
+        st.tuples(st.just("bits"), st.integers(0, 63)),
+        st.tuples(st.just("sym"), tables()),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.binary(max_size=80), h=head, ops=steps)
+def test_decoder_steps_are_python_integer_steps(data: bytes, h: tuple[int, int, int], ops: list) -> None:  # type: ignore[type-arg]
+    low, rng, den = h
+    d = _native.decoder(data, low, rng, den)
+    num, scale = int.from_bytes(data, "big"), 1 << (8 * len(data))
+    x, R = num * den - low * scale, scale * rng
+    if not 0 <= x < R:
+        assert d is None
+        return
+    assert d is not None and (d.x, d.R, d.den, d.num) == (x, R, den, num)
+    for op, arg in ops:
+        if op == "sym":
+            freqs, esc, total = arg
+            values = [object() for _ in freqs]
+            escape = object()
+            got = d.sym(_native.Table(freqs, values, total, esc, escape))
+            xT = x * total
+            s = xT // R
+            start, freq, want = 0, esc, escape
+            if s >= esc:
+                start = esc
+                for f, v in zip(freqs, values, strict=True):
+                    if s < start + f:
+                        freq, want = f, v
+                        break
+                    start += f
+            x, R, den = xT - start * R, R * freq, den * total
+            assert got is want
+        else:
+            n = arg if op == "uni" else 1 << arg
+            got = d.uni(n) if op == "uni" else d.bits(arg)
+            xT = x * n
+            assert got == xT // R
+            x, den = xT - got * R, den * n
+        assert (d.x, d.R, d.den) == (x, R, den)
+    # end() may only say "canonical" where the full check agrees
+    if d.end():
+        check(data, num, scale, x, R, den, len(data), False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    h=head,
+    syms=st.lists(totals.flatmap(lambda t: st.tuples(st.integers(0, t - 1), st.just(t))), max_size=20),
+    data=st.data(),
+)
+def test_encoder_and_payload_are_python_integer_steps(
+    h: tuple[int, int, int], syms: list, data: st.DataObject
+) -> None:  # type: ignore[type-arg]
+    low, rng, den = h
+    e = _native.encoder(low, rng, den)
+    triples = []
+    for start, total in syms:
+        freq = data.draw(st.integers(1, total - start))
+        triples += [start, freq, total]
+        low, rng, den = low * total + rng * start, rng * freq, den * total
+    e.put(*triples)
+    assert (e.low, e.rng, e.den) == (low, rng, den)
+    n, k = shortest(low, rng, den, False)
+    assert e.payload() == (k.to_bytes(n, "big") if n else b"")
+
+
+def test_payloads_that_decode_to_the_end_are_canonical_exactly_when_the_check_says() -> None:
+    """Random payloads against a random symbol sequence: where end() says canonical, the full
+    check passes; where the full check passes at the usual lengths, end() says so too."""
+    rnd = random.Random(3)
+    agreed = 0
+    for _ in range(3000):
+        size = rnd.randrange(0, 6)
+        data = rnd.randbytes(size)
+        d = _native.decoder(data, 0, 1, 1)
+        assert d is not None
+        for _ in range(rnd.randrange(0, 5)):
+            d.uni(rnd.choice([2, 3, 10, 256, 1000]))
+        num, x, R, den = d.num, d.x, d.R, d.den
+        try:
+            check(data, num, 1 << (8 * size), x, R, den, size, False)
+            ok = True
+        except DecodeError:
+            ok = False
+        n0 = (den.bit_length() - R.bit_length()) // 8 + size
+        if d.end():
+            assert ok
+        elif n0 in (size, size - 1):
+            assert not ok
+        agreed += ok
+    assert agreed > 100
+
+
+def test_tables_that_do_not_fill_their_total_are_refused() -> None:
+    for freqs, values, total, esc in [
+        ([], [], 1, 0),
+        ([1, 2], ["a"], 3, 0),
+        ([1, 2], ["a", "b"], 4, 0),
+        ([0, 2], ["a", "b"], 2, 0),
+        ([1], ["a"], 1, 1),
+        ([2**64 - 1, 2], ["a", "b"], 2**64 - 1, 0),
+    ]:
+        with pytest.raises(ValueError):
+            _native.Table(freqs, values, total, esc, None)
+    with pytest.raises(OverflowError):
+        _native.Table([-1], ["a"], 1, 0, None)
+    assert _native.encoder(0, 1, 1).payload() == b""
+
+
+# -- generated code: native and pure Python give the same bytes -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "workload"),
+    [("order-learned", "order"), ("search_request-learned", "search_request"), ("accounts-learned", None)],
+)
+def test_native_code_writes_the_pure_python_bytes(model: str, workload: str | None) -> None:
+    d = zeroc.Dictionary.from_bytes((VECTORS / f"{model}.zcd").read_bytes())
+    m = zeroc.Codec(d, frame_id="bare")._model
+    assert m is not None
+    rng = random.Random(5)
+    if workload is not None:
+        values: list[object] = generate(workload, 400, seed=9)
+    else:  # the accounts spec/vectors/make_learned_vectors.py trains on (format 3's nodes)
+        path = VECTORS / "make_learned_vectors.py"
+        spec = importlib.util.spec_from_file_location("make_learned_vectors", path)
+        assert spec is not None and spec.loader is not None
+        maker = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(maker)
+        values = [maker._account(rng) for _ in range(300)]
+    on_path = sum(m._fast_encode(v) is not None for v in values)
+    assert on_path > len(values) // 2, on_path
+    assert_same_code(m, values, rng)
+
+
+def test_models_too_wide_for_the_native_coder_keep_python_integers() -> None:
+    """A range of 2^64 integers does not fit the native coder's 64-bit totals: that model's
+    generated code keeps Python's integers, and still round-trips."""
+    fm = _fieldgen.fm
+    m = Model(
+        fm.Object(("big", "k"), [fm.IntRange(0, 1 << 64, 1, 99), fm.IntRange(-5, 10, 1, 99)], 1, 99), 99, 100
+    )
+    assert m._fast_decode.__globals__.get("_decoder") is None
+    for v in [{"big": 0, "k": -5}, {"big": (1 << 64) - 1, "k": 4}, {"big": 12345, "k": 0}]:
+        assert m._fast_encode(v) is not None
+        assert m.decode(m.encode(v)) == v
+
+
+def test_integers_wider_than_any_range_train_a_loadable_model() -> None:
+    """The learner offered a range of 2^70 integers, which the reader refuses (a dictionary
+    that could not be loaded): such a column now gets another model."""
+    rng = random.Random(2)
+    samples = [{"big": rng.randrange(1 << 70), "k": rng.choice("abc")} for _ in range(400)]
+    d = zeroc.train(samples, candidates=[("learned", 19)])
+    codec = zeroc.Codec(zeroc.Dictionary.from_bytes(d.to_bytes()), frame_id="bare")
+    for v in samples[:50]:
+        assert codec.decode(codec.encode(v)) == v
