@@ -140,12 +140,15 @@ def test_encoder_and_payload_are_python_integer_steps(
 ) -> None:  # type: ignore[type-arg]
     low, rng, den = h
     e = _native.encoder(low, rng, den)
-    triples = []
+    args: list[int | _native.Sym] = []
     for start, total in syms:
         freq = data.draw(st.integers(1, total - start))
-        triples += [start, freq, total]
+        if data.draw(st.booleans()):  # a symbol made once, or three ints
+            args.append(_native.Sym(start, freq, total))
+        else:
+            args += [start, freq, total]
         low, rng, den = low * total + rng * start, rng * freq, den * total
-    e.put(*triples)
+    e.put(*args)
     assert (e.low, e.rng, e.den) == (low, rng, den)
     n, k = shortest(low, rng, den, False)
     assert e.payload() == (k.to_bytes(n, "big") if n else b"")
@@ -191,6 +194,11 @@ def test_tables_that_do_not_fill_their_total_are_refused() -> None:
             _native.Table(freqs, values, total, esc, None)
     with pytest.raises(OverflowError):
         _native.Table([-1], ["a"], 1, 0, None)
+    for start, freq, total in [(0, 0, 1), (1, 1, 1), (0, 2, 1), (0, 1, 0)]:
+        with pytest.raises(ValueError):
+            _native.Sym(start, freq, total)
+    with pytest.raises(TypeError):
+        _native.encoder(0, 1, 1).put(1, 2)  # not a whole triple
     assert _native.encoder(0, 1, 1).payload() == b""
 
 

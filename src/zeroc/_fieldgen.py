@@ -182,9 +182,24 @@ class _Gen:
         if not counted:  # ``counted``: both branches code a symbol of this total, counted before
             self.den(total)
 
-    def emit_run(self) -> None:
+    def hit(self, h: str, total: int, counted: bool = False) -> None:
+        """Put the symbol of a categorical's entry ``h`` (from the table _cat_lookup reads)."""
         if self.native:
-            self.emit(f"put({', '.join(f'{s}, {f}, {t}' for s, f, t in self.run)})")
+            self.put(h, "", total, counted)  # the entry is a native Sym
+        else:
+            self.put(f"{h}[0]", f"{h}[1]", total, counted)
+
+    def emit_run(self) -> None:
+        if self.native:  # one call: Syms, and (start, freq, total) triples
+            args = []
+            for s, f, t in self.run:
+                if f == "":
+                    args.append(s)
+                elif s.isdigit() and f.isdigit():  # a constant symbol: a Sym made once
+                    args.append(self.const(_native.Sym(int(s), int(f), t)))
+                else:
+                    args.append(f"{s}, {f}, {t}")
+            self.emit(f"put({', '.join(args)})")
             self.run = []
             return
         start, freq, total = _horner(self.run)
@@ -477,7 +492,7 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         h, total = _cat_lookup(node, g, var)
         if _leaves(node):
             g.emit(f"if {h} is None: return None")
-            g.put(f"{h}[0]", f"{h}[1]", total)
+            g.hit(h, total)
             return
         _cat_branches(node, g, var, h, total, [])
     elif isinstance(node, fm.IntRange):
@@ -660,6 +675,8 @@ def _cat_lookup(node: fm.Categorical, g: _Gen, var: str) -> tuple[str, int]:
     """Emit the table lookup of ``var`` (its entry, or None); returns the entry's variable and
     the total to code it with."""
     d, kind, total, _s, _f, _v = _cat_tables(node, g)
+    if g.native:  # the entries as the native coder's symbols
+        d = g.const({k: _native.Sym(st, fr, total) for k, (st, fr) in g.ns[d].items()})
     h = g.tmp("h")
     if kind == "key":
         g.emit(f"{h} = {d}.get(_key({var}))")
@@ -682,7 +699,7 @@ def _cat_branches(
         for sym in tail:
             g.put(*sym, counted=True)
     with g.block("else:"):
-        g.put(f"{h}[0]", f"{h}[1]", total, counted=True)
+        g.hit(h, total, counted=True)
         for sym in tail:
             g.put(*sym, counted=True)
 
@@ -1280,6 +1297,7 @@ def generate(
     if native:
         g.emit(f"d = _decoder(data, {start[0]}, {start[1]}, {start[2]})")
         g.emit("if d is None: return _OFF  # a side stream, or the flag says: off the common path")
+        steps_at = len(g.lines)
         g.emit("sym, uni, bits = d.sym, d.uni, d.bits")
     else:
         g.emit("num = int.from_bytes(data, 'big')")
@@ -1297,6 +1315,9 @@ def generate(
     # The canonical-form check (_arith.check), inline for the common case.
     # Usually the shortest possible length is the payload's or one byte less: those inline.
     if native:
+        body = "\n".join(g.lines[steps_at + 1 :])
+        steps = [f for f in ("sym", "uni", "bits") if f"{f}(" in body]  # the decoder's steps used
+        g.lines[steps_at] = f"    {', '.join(steps)} = {', '.join(f'd.{f}' for f in steps)}" if steps else ""
         g.emit("if not d.end(): _check(data, d.num, 1 << 8 * len(data), d.x, d.R, d.den, len(data), False)")
     else:
         full = "_check(data, num, scale, x, R, den, size, False)"

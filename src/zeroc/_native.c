@@ -501,6 +501,40 @@ fail:
     return NULL;
 }
 
+/* ---- Sym: one symbol [start, start + freq) of total, made once (a table hit, an escape) ---- */
+
+typedef struct {
+    PyObject_HEAD
+    limb st, fr, T;
+} Sym;
+
+static PyObject *sym_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *a, *b, *c;
+    static char *names[] = {"start", "freq", "total", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO", names, &a, &b, &c)) return NULL;
+    limb st, fr, T;
+    if (u64_arg(a, &st, "start") < 0 || u64_arg(b, &fr, "freq") < 0 || u64_arg(c, &T, "total") < 0) return NULL;
+    if (fr == 0 || st >= T || fr > T - st) {
+        PyErr_SetString(PyExc_ValueError, "a symbol needs 0 <= start < start + freq <= total");
+        return NULL;
+    }
+    Sym *y = (Sym *)type->tp_alloc(type, 0);
+    if (y == NULL) return NULL;
+    y->st = st;
+    y->fr = fr;
+    y->T = T;
+    return (PyObject *)y;
+}
+
+static PyTypeObject SymType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "zeroc._native.Sym",
+    .tp_basicsize = sizeof(Sym),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A symbol made once, for Encoder.put.",
+    .tp_new = sym_new,
+};
+
 /* ---- Encoder ---- */
 
 typedef struct {
@@ -519,14 +553,20 @@ static inline int enc_put(Encoder *e, limb st, limb fr, limb T) {
     return big_mul(&e->den, T);
 }
 
-/* put(start, freq, total, ...): symbols [start, start + freq) of total, in turn. */
+/* put(...): symbols in turn, each a Sym or three ints start, freq, total. */
 static PyObject *enc_put_py(Encoder *e, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs % 3) {
-        PyErr_SetString(PyExc_TypeError, "put() takes (start, freq, total) triples");
-        return NULL;
-    }
     for (Py_ssize_t i = 0; i < nargs; i += 3) {
+        if (Py_TYPE(args[i]) == &SymType) {
+            const Sym *y = (const Sym *)args[i];
+            if (enc_put(e, y->st, y->fr, y->T) < 0) return NULL;
+            i -= 2;
+            continue;
+        }
         limb st, fr, T;
+        if (i + 3 > nargs) {
+            PyErr_SetString(PyExc_TypeError, "put() takes Syms and (start, freq, total) triples");
+            return NULL;
+        }
         if (u64_arg(args[i], &st, "start") < 0 || u64_arg(args[i + 1], &fr, "freq") < 0 ||
             u64_arg(args[i + 2], &T, "total") < 0)
             return NULL;
@@ -649,11 +689,14 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&TableType) < 0 || PyType_Ready(&DecoderType) < 0 || PyType_Ready(&EncoderType) < 0)
+    if (PyType_Ready(&TableType) < 0 || PyType_Ready(&SymType) < 0 || PyType_Ready(&DecoderType) < 0 ||
+        PyType_Ready(&EncoderType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&TableType);
     if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) { Py_DECREF(&TableType); Py_DECREF(m); return NULL; }
+    Py_INCREF(&SymType);
+    if (PyModule_AddObject(m, "Sym", (PyObject *)&SymType) < 0) { Py_DECREF(&SymType); Py_DECREF(m); return NULL; }
     return m;
 }
