@@ -72,10 +72,10 @@ totals = st.sampled_from([1, 2, 255, 2**16, 2**32 - 1, 2**40, 2**63, 2**64 - 1])
 
 
 @st.composite
-def tables(draw: st.DrawFn) -> tuple[list[int], int, int]:
+def tables(draw: st.DrawFn) -> tuple[list[int], int, int, bool]:
     freqs = draw(st.lists(st.integers(1, 2**20) | st.integers(1, 3), min_size=1, max_size=40))
     esc = draw(st.sampled_from([0, 0, 1, 7, 2**30]))
-    return freqs, esc, esc + sum(freqs)
+    return freqs, esc, esc + sum(freqs), draw(st.booleans())  # slot array, or binary search
 
 
 steps = st.lists(
@@ -101,10 +101,10 @@ def test_decoder_steps_are_python_integer_steps(data: bytes, h: tuple[int, int, 
     assert d is not None and (d.x, d.R, d.den, d.num) == (x, R, den, num)
     for op, arg in ops:
         if op == "sym":
-            freqs, esc, total = arg
+            freqs, esc, total, direct = arg
             values = [object() for _ in freqs]
             escape = object()
-            got = d.sym(_native.Table(freqs, values, total, esc, escape))
+            got = d.sym(_native.Table(freqs, values, total, esc, escape, direct))
             xT = x * total
             s = xT // R
             start, freq, want = 0, esc, escape

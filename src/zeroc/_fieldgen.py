@@ -239,6 +239,7 @@ def _horner(symbols: list[tuple[str, str, int]]) -> tuple[str, str, int]:
 
 
 DIRECT = 1 << 14  # categoricals with at most this many slots get a slot -> entry list
+NATIVE_DIRECT = 1 << 16  # ... a slot -> entry array, on the native coder (else a binary search)
 SLOT_BUDGET = 1 << 22  # slot-table entries per model (~32 MB at most; past it, binary search)
 
 
@@ -347,7 +348,11 @@ def _table(node: fm.Categorical, g: _Gen) -> str:
     if name is None:
         _d, _k, total, _s, freqs, values = _cat_tables(node, g)
         esc = 0 if _leaves(node) else node.esc
-        name = g.const(_native.Table(g.ns[freqs], g.ns[values], total, esc, _ESC))
+        slots = total - esc
+        direct = slots <= NATIVE_DIRECT and g.slots >= slots // 2  # 4 bytes a slot, not 8
+        if direct:
+            g.slots -= slots // 2
+        name = g.const(_native.Table(g.ns[freqs], g.ns[values], total, esc, _ESC, direct))
         g.tables[id(node)] = name
     return name
 

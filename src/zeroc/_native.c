@@ -262,12 +262,15 @@ static void table_dealloc(Table *t) {
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
-/* Table(freqs, values, total, esc, escape): entries take consecutive slots from esc on, in
- * order, each ``freq`` of them; they must fill [esc, total) exactly. */
+/* Table(freqs, values, total, esc, escape, direct=True): entries take consecutive slots from
+ * esc on, in order, each ``freq`` of them; they must fill [esc, total) exactly. ``direct`` asks
+ * for the slot -> entry array (4 bytes a slot, for totals up to DIRECT_SLOTS; the caller keeps
+ * a model's budget of them), else slots are found by binary search. */
 static PyObject *table_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *freqs, *values, *escape, *ototal, *oesc;
-    static char *names[] = {"freqs", "values", "total", "esc", "escape", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO", names, &freqs, &values, &ototal, &oesc, &escape))
+    int direct = 1;
+    static char *names[] = {"freqs", "values", "total", "esc", "escape", "direct", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO|p", names, &freqs, &values, &ototal, &oesc, &escape, &direct))
         return NULL;
     limb total, esc;
     if (u64_arg(ototal, &total, "total") < 0 || u64_arg(oesc, &esc, "esc") < 0) return NULL;
@@ -307,7 +310,7 @@ static PyObject *table_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "table frequencies must fill the total");
         goto fail;
     }
-    if (total - esc <= DIRECT_SLOTS) {
+    if (direct && total - esc <= DIRECT_SLOTS) {
         t->slot = PyMem_Malloc((size_t)(total - esc) * sizeof(uint32_t));
         if (t->slot == NULL) { PyErr_NoMemory(); goto fail; }
         for (Py_ssize_t i = 0; i < k; i++)

@@ -2,7 +2,9 @@
 from typing import Any
 
 class Table:
-    def __init__(self, freqs: Any, values: Any, total: int, esc: int, escape: object) -> None: ...
+    def __init__(
+        self, freqs: Any, values: Any, total: int, esc: int, escape: object, direct: bool = True
+    ) -> None: ...
 
 class Sym:
     def __init__(self, start: int, freq: int, total: int) -> None: ...
