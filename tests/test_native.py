@@ -4,7 +4,12 @@ against the pure-Python code: the same payload bytes, the same values, the same 
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
+import shutil
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -25,7 +30,8 @@ if _fieldgen._native is None:
     )
 from zeroc import _native
 
-VECTORS = Path(__file__).resolve().parents[1] / "spec" / "vectors"
+ROOT = Path(__file__).resolve().parents[1]
+VECTORS = ROOT / "spec" / "vectors"
 
 
 def pure_python(model: Model) -> Model:
@@ -250,3 +256,107 @@ def test_integers_wider_than_any_range_train_a_loadable_model() -> None:
     codec = zeroc.Codec(zeroc.Dictionary.from_bytes(d.to_bytes()), frame_id="bare")
     for v in samples[:50]:
         assert codec.decode(codec.encode(v)) == v
+
+
+def test_native_and_pure_python_decoders_agree_on_random_and_mutated_payloads() -> None:
+    """Differential fuzzing: payloads of the vectors' models, bit-flipped, cut, extended or
+    random, give the same value or the same error on both coders (and what decodes re-encodes
+    to the same bytes on both)."""
+    rng = random.Random(17)
+    cases = []
+    for name, workload in [("order-learned", "order"), ("search_request-learned", "search_request")]:
+        d = zeroc.Dictionary.from_bytes((VECTORS / f"{name}.zcd").read_bytes())
+        m = zeroc.Codec(d, frame_id="bare")._model
+        assert m is not None
+        payloads = [p for p in map(m._fast_encode, generate(workload, 200, seed=4)) if p is not None]
+        cases.append((m, pure_python(m), payloads))
+    for _ in range(20_000):
+        m, pure, payloads = rng.choice(cases)
+        b = bytearray(rng.choice(payloads))
+        r = rng.random()
+        if r < 0.2:
+            b = bytearray(rng.randbytes(rng.randint(0, 64)))
+        elif r < 0.5:
+            for _ in range(rng.randint(1, 3)):
+                b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        elif r < 0.7:
+            b = b[: rng.randrange(len(b) + 1)]
+        elif r < 0.9:
+            b += rng.randbytes(rng.randint(1, 8))
+        else:
+            b = bytearray(rng.randbytes(rng.randint(100, 2000)))
+        got = _outcome(m._fast_decode, bytes(b))
+        assert got == _outcome(pure._fast_decode, bytes(b)), bytes(b).hex()
+        if got[0] == "value" and got[1] is not _fieldgen.fm.OFF:
+            assert m._fast_encode(got[1]) == pure._fast_encode(got[1])
+
+
+def test_the_native_coder_under_address_and_undefined_behaviour_sanitizers(tmp_path: Path) -> None:
+    """The C extension built with gcc's AddressSanitizer and UndefinedBehaviorSanitizer runs
+    this file's tests (coder steps, same bytes, differential fuzzing): any out-of-bounds access,
+    use after free or undefined arithmetic stops the run."""
+    gcc = shutil.which("gcc")
+    assert gcc is not None, "gcc is needed to build the sanitized native coder"
+    libs = [
+        subprocess.run(
+            [gcc, f"-print-file-name={lib}"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for lib in ("libasan.so", "libubsan.so")
+    ]
+    assert all(Path(lib).is_file() for lib in libs), f"gcc's sanitizer runtimes are missing: {libs}"
+    package = tmp_path / "zeroc"
+    shutil.copytree(ROOT / "src" / "zeroc", package, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    target = package / Path(_native.__file__).name
+    subprocess.run(
+        [
+            gcc,
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-g",
+            "-fsanitize=address,undefined",
+            "-fno-omit-frame-pointer",
+            "-fno-sanitize-recover=all",
+            f"-I{sysconfig.get_paths()['include']}",
+            str(package / "_native.c"),
+            "-o",
+            str(target),
+        ],
+        check=True,
+    )
+    env = dict(
+        os.environ,
+        PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}",
+        LD_PRELOAD=" ".join(libs),
+        ASAN_OPTIONS="detect_leaks=0",  # the interpreter keeps memory until exit, by design
+        UBSAN_OPTIONS="print_stacktrace=1",
+    )
+    probe = subprocess.run(
+        [sys.executable, "-c", "import zeroc._native as n; print(n.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert probe.stdout.strip() == str(target)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-s",  # a sanitizer's report goes to stderr as it happens, not into pytest's capture
+            "-p",
+            "no:cacheprovider",
+            str(ROOT / "tests" / "test_native.py"),
+            "-k",
+            "not sanitizers",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert "Sanitizer" not in run.stderr and "runtime error" not in run.stderr, run.stderr[-4000:]
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "passed" in run.stdout
