@@ -34,6 +34,16 @@ ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "spec" / "vectors"
 
 
+def test_the_built_extension_is_the_source_here() -> None:
+    """An edit to _native.c that no longer compiles leaves the old module in place (the build
+    is optional): the tests would run the old code."""
+    source = ROOT / "src" / "zeroc" / "_native.c"
+    if Path(_native.__file__).parent == source.parent:  # an editable install, built in place
+        assert Path(_native.__file__).stat().st_mtime >= source.stat().st_mtime, (
+            "zeroc._native is older than src/zeroc/_native.c: rebuild it (make test reinstalls)"
+        )
+
+
 def pure_python(model: Model) -> Model:
     """The same model with its generated code keeping the coder's integers in Python."""
     saved, _fieldgen.NATIVE = _fieldgen.NATIVE, False
@@ -206,6 +216,11 @@ def test_tables_that_do_not_fill_their_total_are_refused() -> None:
     with pytest.raises(TypeError):
         _native.encoder(0, 1, 1).put(1, 2)  # not a whole triple
     assert _native.encoder(0, 1, 1).payload() == b""
+    for low, rng, den in [(0, 0, 1), (1, 1, 1), (0, 2, 1), (0, 1, 0)]:
+        with pytest.raises(ValueError):
+            _native.encoder(low, rng, den)
+        with pytest.raises(ValueError):
+            _native.decoder(b"\x01", low, rng, den)
 
 
 # -- generated code: native and pure Python give the same bytes -----------------------------------

@@ -177,17 +177,14 @@ static limb big_divmod(Big *u, const Big *v) {
     } else {
         qhat = (limb)((((u128)u2 << 64) | u1) / v1);
     }
-    /* r = u - qhat * v, done as a subtraction that may go below zero: add v back then. */
+    /* u -= qhat * v in place over m + 1 limbs (the caller reserved them; u < v * 2^64 means u
+     * has no more); a borrow out of the top means qhat was too large: add qhat * v back and
+     * try qhat - 1 (at most twice). */
+    Py_ssize_t n = u->n > m + 1 ? u->n : m + 1;
+    limb *d = u->d;
+    for (Py_ssize_t i = u->n; i < n; i++) d[i] = 0;
     for (;;) {
-        /* Compare qhat * v with u without a buffer: compute the top-down difference. */
         limb borrow = 0;
-        Py_ssize_t n = u->n > m + 1 ? u->n : m + 1;
-        /* Trial subtraction into a scratch copy only when needed: do it in place and undo. */
-        limb *d = u->d;
-        if (u->n < n) {
-            /* u < v * 2^64 means u->n <= m + 1; pad. */
-            for (Py_ssize_t i = u->n; i < n; i++) d[i] = 0;
-        }
         for (Py_ssize_t i = 0; i < n; i++) {
             u128 p = (i < m ? (u128)v->d[i] * qhat : 0) + borrow;
             limb lo = (limb)p;
@@ -226,9 +223,14 @@ static int big_from_bytes(Big *a, const unsigned char *p, Py_ssize_t len) {
 }
 
 static PyObject *big_to_long(const Big *a) {
-    if (a->n == 0) return PyLong_FromLong(0);
-    if (a->n == 1) return PyLong_FromUnsignedLongLong(a->d[0]);
-    return _PyLong_FromByteArray((const unsigned char *)a->d, (size_t)a->n * 8, 1, 0);
+    if (a->n <= 1) return PyLong_FromUnsignedLongLong(a->n ? a->d[0] : 0);
+    size_t len = (size_t)a->n * 8;  /* little-endian bytes, whatever the machine's order */
+    unsigned char *b = PyMem_Malloc(len);
+    if (b == NULL) return PyErr_NoMemory();
+    for (size_t j = 0; j < len; j++) b[j] = (unsigned char)(a->d[j / 8] >> (8 * (j % 8)));
+    PyObject *out = _PyLong_FromByteArray(b, len, 1, 0);
+    PyMem_Free(b);
+    return out;
 }
 
 static int u64_arg(PyObject *o, limb *out, const char *what) {
@@ -241,6 +243,17 @@ static int u64_arg(PyObject *o, limb *out, const char *what) {
     return 0;
 }
 
+/* An interval low/den .. (low+rng)/den inside [0, 1), or ValueError. */
+static int interval_args(PyObject *const *args, limb *low, limb *rng, limb *den) {
+    if (u64_arg(args[0], low, "low") < 0 || u64_arg(args[1], rng, "rng") < 0 || u64_arg(args[2], den, "den") < 0)
+        return -1;
+    if (*rng == 0 || *low >= *den || *rng > *den - *low) {
+        PyErr_SetString(PyExc_ValueError, "an interval needs 0 <= low < low + rng <= den");
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- Table: a categorical's entries, start-ordered, and the slot -> entry map ---- */
 
 #define DIRECT_SLOTS (1 << 16)  /* totals up to this get a slot -> entry array, else a search */
@@ -248,7 +261,7 @@ static int u64_arg(PyObject *o, limb *out, const char *what) {
 typedef struct {
     PyObject_HEAD
     Py_ssize_t k;      /* entries */
-    limb total;        /* slots in all; [0, first) is the escape's */
+    limb total;        /* slots in all */
     limb esc;          /* the escape's frequency (its slots are [0, esc)); 0: no escape */
     limb *start, *freq;
     uint32_t *slot;    /* slot - esc -> entry, or NULL: binary search over start */
@@ -475,8 +488,7 @@ static PyObject *mod_decoder(PyObject *m, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     limb low, rng, den;
-    if (u64_arg(args[1], &low, "low") < 0 || u64_arg(args[2], &rng, "rng") < 0 || u64_arg(args[3], &den, "den") < 0)
-        return NULL;
+    if (interval_args(args + 1, &low, &rng, &den) < 0) return NULL;
     Decoder *d = PyObject_New(Decoder, &DecoderType);
     if (d == NULL) return NULL;
     big_init(&d->x); big_init(&d->R); big_init(&d->den); big_init(&d->num);
@@ -675,8 +687,7 @@ static PyTypeObject EncoderType = {
 static PyObject *mod_encoder(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
     limb low, rng, den;
     if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "encoder(low, rng, den)"); return NULL; }
-    if (u64_arg(args[0], &low, "low") < 0 || u64_arg(args[1], &rng, "rng") < 0 || u64_arg(args[2], &den, "den") < 0)
-        return NULL;
+    if (interval_args(args, &low, &rng, &den) < 0) return NULL;
     Encoder *e = PyObject_New(Encoder, &EncoderType);
     if (e == NULL) return NULL;
     big_init(&e->low); big_init(&e->rng); big_init(&e->den);
