@@ -197,6 +197,30 @@ def test_payloads_that_decode_to_the_end_are_canonical_exactly_when_the_check_sa
     assert agreed > 100
 
 
+class _Key(str):
+    """A str subclass (as enum.StrEnum keys are): equal to the str it spells."""
+
+
+key_names = st.sampled_from(["a", "b", "c", "id", "ü"])
+keys_of = st.one_of(key_names, key_names.map(_Key), st.integers(0, 2))
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    value=st.one_of(st.dictionaries(keys_of, st.integers(), max_size=4), st.lists(st.integers()), st.none()),
+    keys=st.lists(key_names, max_size=4, unique=True).map(tuple),
+)
+def test_fields_is_the_dict_test_of_the_pure_python_code(value: object, keys: tuple[str, ...]) -> None:
+    python = type(value) is dict and tuple(value) == keys
+    try:
+        got = _native.fields(value, keys)
+    except TypeError:
+        assert not python
+        return
+    assert python and isinstance(value, dict)
+    assert got == tuple(value.values()) and all(a is b for a, b in zip(got, value.values(), strict=True))
+
+
 def test_tables_that_do_not_fill_their_total_are_refused() -> None:
     for freqs, values, total, esc in [
         ([], [], 1, 0),

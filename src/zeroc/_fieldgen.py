@@ -565,10 +565,14 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
                         with g.block("else:" if last else f"{'if' if pos == 0 else 'elif'} {i} == {pos}:"):
                             _enc(model, g, w, [])
     elif isinstance(node, fm.Object):
-        g.emit(f"if type({var}) is not dict or tuple({var}) != {g.const(node.keys)}: return None")
         names = [g.tmp("v") for _ in node.keys]
-        if names:
-            g.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {var}.values()")
+        unpack = f"{', '.join(names)}{',' if len(names) == 1 else ''} = " if names else ""
+        if g.native:  # the same test, and the values, in one call (TypeError: off the path)
+            g.emit(f"{unpack}_fields({var}, {g.const(node.keys)})")
+        else:
+            g.emit(f"if type({var}) is not dict or tuple({var}) != {g.const(node.keys)}: return None")
+            if names:
+                g.emit(f"{unpack}{var}.values()")
         plan = _plan_sums(node, g)
         j = 0
         while j < len(names):
@@ -1335,6 +1339,6 @@ def generate(
     ns = g.ns
     ns["_OFF"], ns["_check"], ns["_ESC"] = fm.OFF, check, _ESC
     if native:
-        ns["_encoder"], ns["_decoder"] = _native.encoder, _native.decoder
+        ns["_encoder"], ns["_decoder"], ns["_fields"] = _native.encoder, _native.decoder, _native.fields
     exec(compile(enc_src + "\n\n" + dec_src, "<zeroc learned model>", "exec"), ns)  # noqa: S102 - our own source
     return ns["_encode"], ns["_decode"]

@@ -695,7 +695,48 @@ static PyObject *mod_encoder(PyObject *m, PyObject *const *args, Py_ssize_t narg
     return (PyObject *)e;
 }
 
+/* fields(value, keys): the values of a dict whose keys are ``keys`` in that order, as a tuple;
+ * TypeError otherwise (the generated encoder's "off the common path"). The same test as
+ * ``type(value) is dict and tuple(value) == keys``, then ``value.values()``. */
+static PyObject *mod_fields(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "fields(value, keys: tuple)");
+        return NULL;
+    }
+    PyObject *value = args[0], *keys = args[1];
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    if (!PyDict_CheckExact(value) || PyDict_GET_SIZE(value) != n) goto off;
+    PyObject *out = PyTuple_New(n), *got = PyTuple_New(n);
+    if (out == NULL || got == NULL) { Py_XDECREF(out); Py_XDECREF(got); return NULL; }
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *k, *v;
+    while (i < n && PyDict_Next(value, &pos, &k, &v)) {  /* no Python code runs in this loop */
+        Py_INCREF(k);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(got, i, k);
+        PyTuple_SET_ITEM(out, i, v);
+        i++;
+    }
+    for (i = 0; i < n; i++) {  /* then the keys, as tuple equality compares them */
+        PyObject *a = PyTuple_GET_ITEM(got, i), *b = PyTuple_GET_ITEM(keys, i);
+        if (a == b) continue;
+        int same = PyObject_RichCompareBool(a, b, Py_EQ);
+        if (same != 1) {
+            Py_DECREF(got);
+            Py_DECREF(out);
+            if (same < 0) return NULL;
+            goto off;
+        }
+    }
+    Py_DECREF(got);
+    return out;
+off:
+    PyErr_SetString(PyExc_TypeError, "not an object of the model's keys");
+    return NULL;
+}
+
 static PyMethodDef mod_methods[] = {
+    {"fields", (PyCFunction)(void (*)(void))mod_fields, METH_FASTCALL, "fields(value, keys)"},
     {"decoder", (PyCFunction)(void (*)(void))mod_decoder, METH_FASTCALL, "decoder(data, low, rng, den)"},
     {"encoder", (PyCFunction)(void (*)(void))mod_encoder, METH_FASTCALL, "encoder(low, rng, den)"},
     {NULL},
