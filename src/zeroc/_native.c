@@ -660,7 +660,7 @@ static PyObject *enc_get_rng(Encoder *e, void *c) { return big_to_long(&e->rng);
 static PyObject *enc_get_den(Encoder *e, void *c) { return big_to_long(&e->den); }
 
 static PyMethodDef enc_methods[] = {
-    {"put", (PyCFunction)(void (*)(void))enc_put_py, METH_FASTCALL, "Code (start, freq, total) triples."},
+    {"put", (PyCFunction)(void (*)(void))enc_put_py, METH_FASTCALL, "Code symbols: Syms and (start, freq, total) triples."},
     {"payload", (PyCFunction)enc_payload, METH_NOARGS, "The canonical payload of the interval."},
     {NULL},
 };
