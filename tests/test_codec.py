@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 import zeroc
+from tests.conftest import CONTENT_CANDIDATES
 from tests.strategies import json_values
 from tests.test_json import same
 from zeroc import (
@@ -76,7 +77,7 @@ def test_deflate_and_zstd_frames_decode_with_any_codec_of_the_dictionary(json_di
 
 
 def test_wrong_dictionary_is_detected(json_dict: zeroc.Dictionary, tmp_path: object) -> None:
-    other = zeroc.train(generate("order", 2000, seed=4), size=8 * 1024)
+    other = zeroc.train(generate("order", 2000, seed=4), size=8 * 1024, candidates=CONTENT_CANDIDATES)
     msg = generate("order", 1)[0]
     with pytest.raises(DictionaryMismatch):
         Codec(other).decode(Codec(json_dict, frame_id="short").encode(msg))
@@ -99,7 +100,7 @@ def test_store_follows_frames_that_name_other_dictionaries(
     from pathlib import Path
 
     store = DictionaryStore(Path(str(tmp_path)) / "dicts")
-    new = zeroc.train(generate("order", 2000, seed=11), size=8 * 1024)
+    new = zeroc.train(generate("order", 2000, seed=11), size=8 * 1024, candidates=CONTENT_CANDIDATES)
     store.add(json_dict)
     store.add(new)
     assert len(store) == 2 and store.get(json_dict.short_id) == json_dict
@@ -184,4 +185,4 @@ def test_batches_and_streams(json_dict: zeroc.Dictionary) -> None:
     assert codec.decode_stream(stream) == msgs
 
 
-_JSON_DICT = zeroc.train(generate("order", 1000, seed=2), size=8 * 1024)
+_JSON_DICT = zeroc.train(generate("order", 1000, seed=2), size=8 * 1024, candidates=CONTENT_CANDIDATES)
