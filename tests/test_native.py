@@ -239,6 +239,8 @@ def test_tables_that_do_not_fill_their_total_are_refused() -> None:
             _native.Sym(start, freq, total)
     with pytest.raises(TypeError):
         _native.encoder(0, 1, 1).put(1, 2)  # not a whole triple
+    with pytest.raises(zeroc.InvalidDictionary):  # as the generator reports it (never a ValueError)
+        _fieldgen._new_table([1, 2], ["a", "b"], 4, 0)
     assert _native.encoder(0, 1, 1).payload() == b""
     for low, rng, den in [(0, 0, 1), (1, 1, 1), (0, 2, 1), (0, 1, 0)]:
         with pytest.raises(ValueError):

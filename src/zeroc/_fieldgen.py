@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 from zeroc import _fieldmodel as fm
 from zeroc._arith import FLAG_TOTAL, MAX_SYMBOLS, check
-from zeroc._errors import DecodeError
+from zeroc._errors import DecodeError, InvalidDictionary
 
 try:
     from zeroc import _native
@@ -341,6 +341,13 @@ def _slots(node: fm.Categorical, g: _Gen, starts: str, freqs: str, values: str, 
     return f"{entries}[_bisect({starts}, {slot}) - 1]"
 
 
+def _new_table(freqs: list[int], values: list[Any], total: int, esc: int, direct: bool = True) -> Any:
+    try:
+        return _native.Table(freqs, values, total, esc, _ESC, direct)
+    except ValueError as e:  # the reader's checks make this unreachable; said plainly if not
+        raise InvalidDictionary(f"learned model: a table does not fit its total ({e})") from e
+
+
 def _table(node: fm.Categorical, g: _Gen) -> str:
     """The categorical's native table: its entries' slots after the escape's (none when the
     escape leaves the common path: the common path codes a hit given a hit, as above)."""
@@ -352,7 +359,7 @@ def _table(node: fm.Categorical, g: _Gen) -> str:
         direct = slots <= NATIVE_DIRECT and g.slots >= slots // 2  # 4 bytes a slot, not 8
         if direct:
             g.slots -= slots // 2
-        name = g.const(_native.Table(g.ns[freqs], g.ns[values], total, esc, _ESC, direct))
+        name = g.const(_new_table(g.ns[freqs], g.ns[values], total, esc, direct))
         g.tables[id(node)] = name
     return name
 
@@ -1208,7 +1215,7 @@ def _dec_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, p: str, out: str) -> No
     escapes = not _leaves(node)
     if escapes and g.native:
         assert node.other is not None
-        hit = g.const(_native.Table([total - node.esc], [True], total, node.esc, _ESC))
+        hit = g.const(_new_table([total - node.esc], [True], total, node.esc))
         with g.block(f"if sym({hit}) is _ESC:"):
             g.emit(f"{out} = {g.inline(_dec(node.other, g, []))}")
         g.indent("else:")
