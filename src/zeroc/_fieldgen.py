@@ -359,7 +359,10 @@ def _table(node: fm.Categorical, g: _Gen) -> str:
         direct = slots <= NATIVE_DIRECT and g.slots >= slots // 2  # 4 bytes a slot, not 8
         if direct:
             g.slots -= slots // 2
-        name = g.const(_new_table(g.ns[freqs], g.ns[values], total, esc, direct))
+        table = _new_table(g.ns[freqs], g.ns[values], total, esc, direct)
+        for unused in (_d, _s, freqs, values):  # the Table holds its own copies
+            del g.ns[unused]
+        name = g.const(table)
         g.tables[id(node)] = name
     return name
 
@@ -691,8 +694,11 @@ def _cat_lookup(node: fm.Categorical, g: _Gen, var: str) -> tuple[str, int]:
     """Emit the table lookup of ``var`` (its entry, or None); returns the entry's variable and
     the total to code it with."""
     d, kind, total, _s, _f, _v = _cat_tables(node, g)
-    if g.native:  # the entries as the native coder's symbols
-        d = g.const({k: _native.Sym(st, fr, total) for k, (st, fr) in g.ns[d].items()})
+    if g.native:  # the entries as the native coder's symbols (the Python tables are not used)
+        syms = {k: _native.Sym(st, fr, total) for k, (st, fr) in g.ns[d].items()}
+        for name in (d, _s, _f, _v):
+            del g.ns[name]
+        d = g.const(syms)
     h = g.tmp("h")
     if kind == "key":
         g.emit(f"{h} = {d}.get(_key({var}))")
