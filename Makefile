@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck clean
 
-$(STAMP): pyproject.toml src/zeroc/_native.c
+$(STAMP): pyproject.toml src/zeroc/learned/_native.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,bench,http,tabular]'

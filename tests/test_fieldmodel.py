@@ -10,8 +10,8 @@ from tests.conftest import find_node
 from tests.strategies import json_values
 from tests.test_json import same
 from zeroc import DecodeError, ZerocError
-from zeroc._arith import Decoder, Encoder
-from zeroc._fieldmodel import Model
+from zeroc.learned._coder import Decoder, Encoder
+from zeroc.learned._model import Model
 from zeroc.workloads import WORKLOADS, entropy_floor, generate
 
 
@@ -126,9 +126,9 @@ def test_counts_learn_magnitudes_ids_as_text_of_ids_and_shapes_of_dates() -> Non
     """Spread-out integers code by bucket + offset, ``id_str`` from ``id``, a date by its fields:
     a model of format 3, on the common path and smaller than coding the digits (an id_str of 19
     digits is 0 bits; a date ~30)."""
-    from zeroc._fieldmodel import Affix, Magnitude, Shape, _walk
+    from zeroc.learned._nodes import Affix, Magnitude, Shape, walk
 
-    nodes = list(_walk(_COUNTS.root))
+    nodes = list(walk(_COUNTS.root))
     assert any(isinstance(n, Magnitude) for n in nodes)
     assert any(isinstance(n, Affix) and n.numeric for n in nodes)
     assert any(isinstance(n, Shape) and n.kinds == "aa999999" for n in nodes)
@@ -138,7 +138,7 @@ def test_counts_learn_magnitudes_ids_as_text_of_ids_and_shapes_of_dates() -> Non
     frames = [_COUNTS.encode(m) for m in test]
     assert [_COUNTS.decode(f) for f in frames] == test
     assert sum(map(len, frames)) / len(frames) < 24  # 62-bit id, two magnitudes, a date: no digits
-    from zeroc._fieldmodel import breakdown
+    from zeroc.learned._model import breakdown
 
     rows = {r["field"]: r["bits"] for r in breakdown(_COUNTS.root, test, len(test))}
     fields = [rows[f"$.created{{{i}}}"] for i in range(8)]  # inspect shows where a date's bits go
@@ -255,10 +255,10 @@ def test_mutated_models_of_format_3_raise_only_zeroc_errors() -> None:
 
 
 def _payload_search() -> object:
-    """The generated encoder's payload search (``_fieldgen.PAYLOAD``) as a function."""
+    """The generated encoder's payload search (``_generate.PAYLOAD``) as a function."""
     from textwrap import indent
 
-    from zeroc._fieldgen import PAYLOAD
+    from zeroc.learned._generate import PAYLOAD
 
     ns: dict[str, object] = {}
     exec("def search(low, rng, den):\n" + indent(PAYLOAD, "    "), ns)  # our own source
@@ -272,8 +272,8 @@ _SEARCH = _payload_search()
 @given(st.integers(1, 2**200), st.data())
 def test_the_inline_payload_search_is_the_canonical_one(den: int, data: st.DataObject) -> None:
     """One division a byte past the first length, the first length's result derived from it:
-    the same payload as the specified search (``_arith.shortest``) for any interval."""
-    from zeroc._arith import shortest
+    the same payload as the specified search (``_coder.shortest``) for any interval."""
+    from zeroc.learned._coder import shortest
 
     rng = data.draw(st.integers(1, den))
     low = data.draw(st.integers(0, den - rng))
@@ -290,14 +290,14 @@ def test_numbers_of_any_length_stay_on_the_common_path() -> None:
     import zstandard
 
     from zeroc import InvalidDictionary
-    from zeroc._fieldmodel import Template, _walk
+    from zeroc.learned._nodes import Template, walk
 
     rng = random.Random(7)
     samples = [
         {"street": f"{rng.randint(1, 5000)} {rng.choice(['Main', 'Oak', 'Elm'])} St"} for _ in range(300)
     ]
     model = Model.learn(samples)
-    assert any(isinstance(n, Template) and n.width == 0 for n in _walk(model.root))
+    assert any(isinstance(n, Template) and n.width == 0 for n in walk(model.root))
     fresh = [{"street": f"{n} Oak St"} for n in (4999, 1234, 77, 5, 3001)]
     assert all(model._fast_encode(m) is not None for m in fresh)
     odd = ["007 Oak St", "0 Oak St", "9" * 31 + " Oak St", "Oak Oak St", "12 Oak St ", "١٢ Oak St"]

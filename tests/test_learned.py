@@ -19,7 +19,7 @@ from tests.strategies import json_values
 from tests.test_json import same
 from tests.test_native import assert_same_code
 from zeroc import Codec, Dictionary, InvalidDictionary, UsageError, ZerocError
-from zeroc._fieldmodel import Model
+from zeroc.learned._model import Model
 from zeroc.workloads import generate
 
 LEARNED = [("learned", 19)]

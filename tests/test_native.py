@@ -1,4 +1,4 @@
-"""The native coder (zeroc/_native.c) against Python's integers, and the code generated on it
+"""The native coder (zeroc/learned/_native.c) against Python's integers, and the code generated on it
 against the pure-Python code: the same payload bytes, the same values, the same errors."""
 
 from __future__ import annotations
@@ -17,18 +17,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zeroc
-from zeroc import DecodeError, ZerocError, _fieldgen
-from zeroc._arith import check, shortest
-from zeroc._fieldmodel import Model
+from zeroc import DecodeError, ZerocError
+from zeroc.learned import _generate
+from zeroc.learned._coder import check, shortest
+from zeroc.learned._model import Model
 from zeroc.workloads import generate
 
-if _fieldgen._native is None:
+if _generate._native is None:
     pytest.fail(
-        "zeroc._native is not built: reinstall Zeroc where a C compiler and Python's headers are "
+        "zeroc.learned._native is not built: reinstall Zeroc where a C compiler and Python's headers are "
         "(without them Zeroc runs on its pure-Python coder, which these tests compare it with)",
         pytrace=False,
     )
-from zeroc import _native
+from zeroc.learned import _native
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "spec" / "vectors"
@@ -37,20 +38,21 @@ VECTORS = ROOT / "spec" / "vectors"
 def test_the_built_extension_is_the_source_here() -> None:
     """An edit to _native.c that no longer compiles leaves the old module in place (the build
     is optional): the tests would run the old code."""
-    source = ROOT / "src" / "zeroc" / "_native.c"
+    source = ROOT / "src" / "zeroc" / "learned" / "_native.c"
     if Path(_native.__file__).parent == source.parent:  # an editable install, built in place
         assert Path(_native.__file__).stat().st_mtime >= source.stat().st_mtime, (
-            "zeroc._native is older than src/zeroc/_native.c: rebuild it (make test reinstalls)"
+            "zeroc.learned._native is older than src/zeroc/learned/_native.c: "
+            "rebuild it (make test reinstalls)"
         )
 
 
 def pure_python(model: Model) -> Model:
     """The same model with its generated code keeping the coder's integers in Python."""
-    saved, _fieldgen.NATIVE = _fieldgen.NATIVE, False
+    saved, _generate.NATIVE = _generate.NATIVE, False
     try:
         return Model(model.root, model.common, model.samples, model.side)
     finally:
-        _fieldgen.NATIVE = saved
+        _generate.NATIVE = saved
 
 
 def _outcome(fn: object, arg: object) -> object:
@@ -240,7 +242,7 @@ def test_tables_that_do_not_fill_their_total_are_refused() -> None:
     with pytest.raises(TypeError):
         _native.encoder(0, 1, 1).put(1, 2)  # not a whole triple
     with pytest.raises(zeroc.InvalidDictionary):  # as the generator reports it (never a ValueError)
-        _fieldgen._new_table([1, 2], ["a", "b"], 4, 0)
+        _generate._new_table([1, 2], ["a", "b"], 4, 0)
     assert _native.encoder(0, 1, 1).payload() == b""
     for low, rng, den in [(0, 0, 1), (1, 1, 1), (0, 2, 1), (0, 1, 0)]:
         with pytest.raises(ValueError):
@@ -278,7 +280,7 @@ def test_native_code_writes_the_pure_python_bytes(model: str, workload: str | No
 def test_models_too_wide_for_the_native_coder_keep_python_integers() -> None:
     """A range of 2^64 integers does not fit the native coder's 64-bit totals: that model's
     generated code keeps Python's integers, and still round-trips."""
-    fm = _fieldgen.fm
+    fm = _generate.fm
     m = Model(
         fm.Object(("big", "k"), [fm.IntRange(0, 1 << 64, 1, 99), fm.IntRange(-5, 10, 1, 99)], 1, 99), 99, 100
     )
@@ -328,7 +330,7 @@ def test_native_and_pure_python_decoders_agree_on_random_and_mutated_payloads() 
             b = bytearray(rng.randbytes(rng.randint(100, 2000)))
         got = _outcome(m._fast_decode, bytes(b))
         assert got == _outcome(pure._fast_decode, bytes(b)), bytes(b).hex()
-        if got[0] == "value" and got[1] is not _fieldgen.fm.OFF:
+        if got[0] == "value" and got[1] is not _generate.fm.OFF:
             assert m._fast_encode(got[1]) == pure._fast_encode(got[1])
 
 
@@ -347,7 +349,7 @@ def test_the_native_coder_under_address_and_undefined_behaviour_sanitizers(tmp_p
     assert all(Path(lib).is_file() for lib in libs), f"gcc's sanitizer runtimes are missing: {libs}"
     package = tmp_path / "zeroc"
     shutil.copytree(ROOT / "src" / "zeroc", package, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-    target = package / Path(_native.__file__).name
+    target = package / "learned" / Path(_native.__file__).name
     subprocess.run(
         [
             gcc,
@@ -359,7 +361,7 @@ def test_the_native_coder_under_address_and_undefined_behaviour_sanitizers(tmp_p
             "-fno-omit-frame-pointer",
             "-fno-sanitize-recover=all",
             f"-I{sysconfig.get_paths()['include']}",
-            str(package / "_native.c"),
+            str(package / "learned" / "_native.c"),
             "-o",
             str(target),
         ],
@@ -373,7 +375,7 @@ def test_the_native_coder_under_address_and_undefined_behaviour_sanitizers(tmp_p
         UBSAN_OPTIONS="print_stacktrace=1",
     )
     probe = subprocess.run(
-        [sys.executable, "-c", "import zeroc._native as n; print(n.__file__)"],
+        [sys.executable, "-c", "import zeroc.learned._native as n; print(n.__file__)"],
         env=env,
         capture_output=True,
         text=True,

@@ -66,3 +66,27 @@ def test_http_exports_are_pinned() -> None:
             "parse_accept_encoding",
         ]
     )
+
+
+def test_learned_exports_are_pinned_and_its_modules_import_only_those_above_them() -> None:
+    """zeroc.learned's modules form a chain with no cycle: each imports only modules listed
+    before it in the package docstring's order."""
+    import ast
+    from pathlib import Path
+
+    import zeroc.learned
+
+    assert sorted(zeroc.learned.__all__) == ["Model", "breakdown"]
+    order = ["_coder", "_nodes", "_format", "_learner", "_native", "_generate", "_model"]
+    folder = Path(zeroc.learned.__file__).parent
+    for module in order:
+        if module == "_native":
+            continue
+        tree = ast.parse((folder / f"{module}.py").read_text())
+        imported = {
+            alias.name if node.module == "zeroc.learned" else node.module.rsplit(".", 1)[1]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("zeroc.learned")
+            for alias in node.names
+        }
+        assert imported <= set(order[: order.index(module)]), (module, imported)

@@ -109,7 +109,7 @@ def test_learned_model_formats() -> None:
     63 bits, a date's shape and a suite number never seen on the common path, and an unseen
     bucket, a 65-bit integer, a broken id_str, dates of another shape or with unseen fields and
     a number with a leading zero off it."""
-    from zeroc._fieldmodel import Model
+    from zeroc.learned._model import Model
 
     for name, version in (("learned.json", 1), ("learned-2.json", 2), ("learned-3.json", 3)):
         d = learned_dictionary(LEARNED_SETS[name])

@@ -95,12 +95,13 @@ def _write(out: Path, spec: str, name: str, d: zeroc.Dictionary, valid: list[Any
 
 
 def version_2(out: Path) -> None:
-    from zeroc._fieldmodel import Model, _walk
+    from zeroc.learned import Model
+    from zeroc.learned._nodes import walk
 
     name = "order-learned.zcd"
     d = zeroc.train(generate("order", 1500, seed=46), candidates=[("learned", 19)], size=4096)
     assert d.model is not None
-    sure = [type(n).__name__ for n in _walk(Model.from_bytes(d.model).root) if getattr(n, "sure", False)]
+    sure = [type(n).__name__ for n in walk(Model.from_bytes(d.model).root) if getattr(n, "sure", False)]
     assert {"SumOf", "Given"} <= set(sure), sure
     d.save(HERE / name)
     (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
@@ -149,13 +150,14 @@ def _account(rng: Any) -> dict[str, Any]:
 def version_3(out: Path) -> None:
     import random
 
-    from zeroc._fieldmodel import Affix, Magnitude, Model, Shape, Template, _walk
+    from zeroc.learned import Model
+    from zeroc.learned._nodes import Affix, Magnitude, Shape, Template, walk
 
     name = "accounts-learned.zcd"
     rng = random.Random(48)
     d = zeroc.train([_account(rng) for _ in range(1500)], candidates=[("learned", 19)], size=4096)
     assert d.model is not None
-    nodes = list(_walk(Model.from_bytes(d.model).root))
+    nodes = list(walk(Model.from_bytes(d.model).root))
     assert any(isinstance(n, Magnitude) for n in nodes)
     assert any(isinstance(n, Affix) and n.numeric for n in nodes)
     assert any(isinstance(n, Shape) for n in nodes)

@@ -19,9 +19,9 @@ from zeroc._codec import Codec
 from zeroc._dictionary import MAGIC as DICT_MAGIC
 from zeroc._dictionary import Dictionary
 from zeroc._errors import ZerocError
-from zeroc._fieldmodel import Model
 from zeroc._schema import Schema
 from zeroc._train import CANDIDATES, PREFERENCES, train
+from zeroc.learned import Model
 
 
 class _Command(click.Group):

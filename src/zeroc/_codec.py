@@ -18,8 +18,8 @@ from zeroc._errors import (
     UnknownDictionary,
     UsageError,
 )
-from zeroc._fieldmodel import Model
 from zeroc._frame import Method, Ref, crc32, iter_stream, pack_stream, parse, tag
+from zeroc.learned import Model
 
 DEFAULT_MAX_DECODED_SIZE = 64 * 1024 * 1024
 # RFC 9842 asks dcz decoders to accept windows up to 8 MB; Zeroc's own frames never need more.

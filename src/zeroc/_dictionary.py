@@ -192,7 +192,7 @@ class Dictionary:
         if d.id != meta["sha256"]:
             raise InvalidDictionary("dictionary content does not match its SHA-256")
         if model is not None:
-            from zeroc._fieldmodel import Model
+            from zeroc.learned import Model
 
             Model.from_bytes(model)  # every table checked now: a hostile model fails to load
         return d

@@ -17,8 +17,8 @@ from zeroc._codec import Codec
 from zeroc._compression import ZstdEngine
 from zeroc._dictionary import Dictionary
 from zeroc._errors import LimitExceeded, TrainingError, UsageError
-from zeroc._fieldmodel import Model, breakdown
 from zeroc._schema import Schema, resolve
+from zeroc.learned import Model, breakdown
 
 MIN_SAMPLES = 32
 MIN_TOTAL_BYTES = 2048

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from zeroc import _fieldgen
 from zeroc.bench._approaches import Approach, build
+from zeroc.learned import _generate
 from zeroc.workloads import WORKLOADS, entropy_floor, generate
 
 QUICK = (2_000, 2_000)
@@ -109,7 +109,7 @@ def run(
             "test_messages": n_test,
             "seed": seed,
             "python": platform.python_version(),
-            "native_coder": _fieldgen.NATIVE,  # the learned codec's coder: C, or Python integers
+            "native_coder": _generate.NATIVE,  # the learned codec's coder: C, or Python integers
             "machine": f"{platform.machine()}, {_cpu()}",
             "versions": {p: _version(p) for p in PINNED},
             "descriptions": {a: d for a, d in _descriptions().items()},

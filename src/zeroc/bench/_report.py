@@ -77,7 +77,11 @@ def markdown(result: dict[str, Any], command: str) -> str:
         f"Machine: {m['machine']}; Python {m['python']}. Library versions: "
         + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
         + ". The learned codec's coder: "
-        + ("native (`zeroc._native`, C)." if m.get("native_coder") else "pure Python (no `zeroc._native`)."),
+        + (
+            "native (`zeroc.learned._native`, C)."
+            if m.get("native_coder")
+            else "pure Python (no `zeroc.learned._native`)."
+        ),
         f"Messages: {m['train_messages']} for training, {m['test_messages']} others measured "
         f"(seed {m['seed']}, mode `{m['mode']}`).",
         "",

@@ -1,6 +1,6 @@
-/* zeroc._native: the learned codec's exact coder on fixed-width limbs.
+/* zeroc.learned._native: the learned codec's exact coder on fixed-width limbs.
  *
- * The same arithmetic as zeroc/_arith.py and the generated code (spec/LEARNED_MODEL.md,
+ * The same arithmetic as zeroc/learned/_coder.py and the generated code (spec/LEARNED_MODEL.md,
  * "Coder"): an encoder narrows low/den .. (low+rng)/den symbol by symbol, a decoder keeps the
  * payload's place x/R in the current interval and den, the product of the totals taken. Python
  * integers make each of those steps three or four allocations; here they are limb loops on
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #if !defined(__SIZEOF_INT128__)
-#error "zeroc._native needs a compiler with unsigned __int128 (the pure-Python coder runs without it)"
+#error "zeroc.learned._native needs a compiler with unsigned __int128 (the pure-Python coder runs without it)"
 #endif
 
 typedef unsigned __int128 u128;
@@ -354,7 +354,7 @@ static inline Py_ssize_t table_entry(const Table *t, limb s) {
 
 static PyTypeObject TableType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "zeroc._native.Table",
+    .tp_name = "zeroc.learned._native.Table",
     .tp_basicsize = sizeof(Table),
     .tp_dealloc = (destructor)table_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -429,7 +429,7 @@ static PyObject *dec_bits(Decoder *d, PyObject *arg) {
 }
 
 /* Whether the payload is the one the encoder writes for the symbols taken, in the cases the
- * generated code settles without zeroc._arith.check (which it calls when this says no): the
+ * generated code settles without zeroc.learned._coder.check (which it calls when this says no): the
  * payload's length is the first that may hold a number in the final interval, or one more
  * with no shorter number inside it, and it is the smallest of its length there (x < den). */
 static PyObject *dec_end(Decoder *d, PyObject *unused) {
@@ -471,7 +471,7 @@ static PyGetSetDef dec_getset[] = {
 
 static PyTypeObject DecoderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "zeroc._native.Decoder",
+    .tp_name = "zeroc.learned._native.Decoder",
     .tp_basicsize = sizeof(Decoder),
     .tp_dealloc = (destructor)dec_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -546,7 +546,7 @@ static PyObject *sym_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 
 static PyTypeObject SymType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "zeroc._native.Sym",
+    .tp_name = "zeroc.learned._native.Sym",
     .tp_basicsize = sizeof(Sym),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A symbol made once, for Encoder.put.",
@@ -597,7 +597,7 @@ static PyObject *enc_put_py(Encoder *e, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-/* The canonical payload (zeroc._arith.shortest, no side bytes): k = ceil(low * 256^n / den)
+/* The canonical payload (zeroc.learned._coder.shortest, no side bytes): k = ceil(low * 256^n / den)
  * for the first n from (bitlen(den) - bitlen(rng)) // 8 with k * den < (low + rng) * 256^n.
  * The digits of low / den in base 256 come from long division, up to eight bytes a step. */
 static PyObject *enc_payload(Encoder *e, PyObject *unused) {
@@ -674,7 +674,7 @@ static PyGetSetDef enc_getset[] = {
 
 static PyTypeObject EncoderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "zeroc._native.Encoder",
+    .tp_name = "zeroc.learned._native.Encoder",
     .tp_basicsize = sizeof(Encoder),
     .tp_dealloc = (destructor)enc_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -743,7 +743,7 @@ static PyMethodDef mod_methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "zeroc._native", "The learned codec's exact coder on fixed-width limbs.", -1, mod_methods,
+    PyModuleDef_HEAD_INIT, "zeroc.learned._native", "The learned codec's exact coder on fixed-width limbs.", -1, mod_methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {

@@ -1,4 +1,4 @@
-# Types of the C extension zeroc/_native.c (the learned codec's exact coder).
+# Types of the C extension zeroc/learned/_native.c (the learned codec's exact coder).
 from typing import Any
 
 class Table:

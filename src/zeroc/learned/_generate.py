@@ -14,7 +14,7 @@ general walker then codes after the other flag value; the generated decoder retu
 Only identifiers made here and integer literals reach the generated source; every table (value
 lists, dicts, strings) is passed in the namespace, so a model file can only ever supply data.
 
-Where the C extension ``zeroc._native`` is built (``NATIVE``), the generated code leaves the
+Where the C extension ``zeroc.learned._native`` is built (``NATIVE``), the generated code leaves the
 coder's integers to it: the encoder puts each straight-line run of symbols with one call and the
 native coder writes the payload; the decoder takes each symbol with one call, a categorical's
 slot table being a C array. The payloads are the same bytes either way (tests hold both to it);
@@ -31,12 +31,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-from zeroc import _fieldmodel as fm
-from zeroc._arith import FLAG_TOTAL, MAX_SYMBOLS, check
 from zeroc._errors import DecodeError, InvalidDictionary
+from zeroc.learned import _nodes as fm
+from zeroc.learned._coder import FLAG_TOTAL, MAX_SYMBOLS, check
 
 try:
-    from zeroc import _native
+    from zeroc.learned import _native
 except ImportError:  # built without a C compiler: the generated code keeps its own integers
     _native = None  # type: ignore[assignment]
 
@@ -54,9 +54,9 @@ class _Gen:
         self.tables: dict[int, str] = {}  # native tables made, by categorical node
         self.ns: dict[str, Any] = {
             "_bisect": bisect_right,
-            "_key": fm._key,
+            "as_key": fm.as_key,
             "_sign": _sign,
-            "_copy": fm._copy,
+            "copy_value": fm.copy_value,
             "DecodeError": DecodeError,
         }
         self.lines: list[str] = []
@@ -381,7 +381,7 @@ def _tabled(node: fm.Predicted | fm.Prefixed) -> bool:
 
 
 def _lookup(g: _Gen, table: dict[Any, Any], source: str, default: str = "None") -> str:
-    """An expression looking ``source`` up in a table keyed by ``_key``: by the raw value when
+    """An expression looking ``source`` up in a table keyed by ``as_key``: by the raw value when
     every key is a str (or every key an int), which skips building the key."""
     kinds = {k[0] for k in table}
     if len(kinds) == 1 and kinds <= {"str", "int"}:
@@ -391,11 +391,11 @@ def _lookup(g: _Gen, table: dict[Any, Any], source: str, default: str = "None") 
         if g.types.get(source) is (str if kind == "str" else int):  # known from an earlier field
             return get
         return f"({get} if type({source}) is {kind} else {default})"
-    return f"{g.const(table)}.get(_key({source}), {default})"
+    return f"{g.const(table)}.get(as_key({source}), {default})"
 
 
 def _predict(node: fm.Predicted | fm.Prefixed, g: _Gen, ctx: list[str], p: str) -> None:
-    """Emit code setting ``p`` to the predicted value (or prefix), ``None`` or ``_MISS`` when
+    """Emit code setting ``p`` to the predicted value (or prefix), ``None`` or ``MISSING`` when
     there is none."""
     source = ctx[node.source]
     if _tabled(node):
@@ -502,7 +502,7 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             if g.types.get(var) is int and type(node.values[0]) is int:
                 g.emit(f"if {var} != {node.values[0]}: return None")
             else:
-                g.emit(f"if _key({var}) != {g.const(node.keys[0])}: return None")
+                g.emit(f"if as_key({var}) != {g.const(node.keys[0])}: return None")
             return
         h, total = _cat_lookup(node, g, var)
         if _leaves(node):
@@ -547,7 +547,7 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         ws = g.tmp("ws")
         if node.tokens:
             g.emit(f"if type({var}) is not str or not {var}: return None")
-            g.emit(f"{ws} = {g.const(fm._TOKEN.findall)}({var})")
+            g.emit(f"{ws} = {g.const(fm.TOKEN.findall)}({var})")
         else:
             # An empty, leading, trailing or double space gives an empty part, which no
             # vocabulary holds (words are non-empty): the lookups below turn it away.
@@ -701,7 +701,7 @@ def _cat_lookup(node: fm.Categorical, g: _Gen, var: str) -> tuple[str, int]:
         d = g.const(syms)
     h = g.tmp("h")
     if kind == "key":
-        g.emit(f"{h} = {d}.get(_key({var}))")
+        g.emit(f"{h} = {d}.get(as_key({var}))")
     elif kind == "str" or g.types.get(var) is int:  # a non-str never equals a str key (an
         g.emit(f"{h} = {d}.get({var})")  # unhashable value raises TypeError: off the path)
     else:
@@ -924,7 +924,7 @@ def _peel(
             st, fr = g.tmp("st"), g.tmp("fr")
             g.emit(f"{st}, {fr}, {v} = {_slots(sym.cat, g, starts, freqs, table, slot)}")
             if sym.cat.mutable:  # the caller may change it; the table must not change
-                g.emit(f"{v} = _copy({v})")
+                g.emit(f"{v} = copy_value({v})")
             if not last:
                 nxt = g.tmp("s")
                 g.emit(f"{nxt} = ({s} - {st} * {rest}) // {fr}")
@@ -989,7 +989,7 @@ def _dec_escaping(head: fm.Categorical, members: list[_Member], g: _Gen, base: l
         st, fr = g.tmp("st"), g.tmp("fr")
         g.emit(f"{st}, {fr}, {out} = {_slots(head, g, starts, freqs, table, u)}")
         if head.mutable:
-            g.emit(f"{out} = _copy({out})")
+            g.emit(f"{out} = copy_value({out})")
         nxt = g.tmp("s")
         g.emit(f"{nxt} = ({s} - {st} * {rest}) // {fr}")
         into: list[str | None] = []
@@ -1063,7 +1063,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         if len(node.values) == 1 and _leaves(node):
             if not node.mutable:
                 return g.const(node.values[0])
-            g.emit(f"{out} = _copy({g.const(node.values[0])})")
+            g.emit(f"{out} = copy_value({g.const(node.values[0])})")
             return out
         if g.native:
             g.emit(f"{out} = sym({_table(node, g)})")
@@ -1072,9 +1072,9 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
                     g.emit(f"{out} = {g.inline(_dec(node.fallback, g, []))}")
                 if node.mutable:
                     with g.block("else:"):
-                        g.emit(f"{out} = _copy({out})")
+                        g.emit(f"{out} = copy_value({out})")
             elif node.mutable:
-                g.emit(f"{out} = _copy({out})")
+                g.emit(f"{out} = copy_value({out})")
             return out
         _d, _k, total, starts, freqs, values = _cat_tables(node, g)
         s = g.tmp("s")
@@ -1091,7 +1091,7 @@ def _dec_node(node: fm.Node, g: _Gen, ctx: list[str]) -> str:
         g.emit(f"{st}, {fr}, {out} = {_slots(node, g, starts, freqs, values, s)}")
         g.take(st, fr, total, counted=True)
         if node.mutable:
-            g.emit(f"{out} = _copy({out})")
+            g.emit(f"{out} = copy_value({out})")
         if escapes:
             g.dedent()
     elif isinstance(node, fm.IntRange):
@@ -1241,7 +1241,7 @@ def _dec_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, p: str, out: str) -> No
     elif isinstance(node, fm.SumOf) and p in g.inlined_sum:
         pass  # computed inline: always a number
     elif not _tabled(node):
-        miss = g.const(fm._MISS)
+        miss = g.const(fm.MISSING)
         g.emit(f"if {p} is None or {p} is {miss}: raise DecodeError('a predicted field has no prediction')")
     if isinstance(node, fm.Prefixed):
         g.emit(f"{out} = {p} + {g.inline(_dec(node.rest, g, []))}")
@@ -1253,7 +1253,7 @@ def _dec_rule(node: fm.Predicted | fm.Prefixed, g: _Gen, p: str, out: str) -> No
 
 Fast = tuple[Callable[[Any], bytes | None], Callable[[bytes], Any]]
 
-# The canonical payload of the interval low/rng/den (_arith.shortest, without side bytes),
+# The canonical payload of the interval low/rng/den (_coder.shortest, without side bytes),
 # inline: this runs once per message. k = ceil(low * 256^n / den) = q + (r > 0) is inside the
 # interval unless r > 0 and den - r >= rng * 256^n. Most payloads take the first length n0 or
 # the next, so one division is made a byte past n0; n0's quotient and remainder follow from it
@@ -1289,7 +1289,7 @@ def generate(
         native = NATIVE
     if native and (
         max(*head, *start) >= 1 << 64
-        or any(n.span >= 1 << 64 for n in fm._walk(root) if isinstance(n, fm.IntRange))
+        or any(n.span >= 1 << 64 for n in fm.walk(root) if isinstance(n, fm.IntRange))
     ):
         native = False
     g = _Gen(native)
@@ -1334,7 +1334,7 @@ def generate(
     if any("budget" in line for line in g.lines[budget_at:]):
         g.lines.insert(budget_at, f"    budget = {MAX_SYMBOLS - g.static}")
     g.flush()
-    # The canonical-form check (_arith.check), inline for the common case.
+    # The canonical-form check (_coder.check), inline for the common case.
     # Usually the shortest possible length is the payload's or one byte less: those inline.
     if native:
         body = "\n".join(g.lines[steps_at + 1 :])

@@ -1,0 +1,292 @@
+"""Learning a model: for every field, the cheapest node its values allow (leave-one-out
+pricing; side-stream text priced with probe dictionaries trained on each half of the samples)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import zstandard as zstd
+
+from zeroc import _json
+from zeroc._compression import ZstdEngine
+from zeroc.learned._format import MAX_SPAN
+from zeroc.learned._nodes import (
+    DIGITS,
+    MAX_BITS,
+    MAX_CATEGORIES,
+    NUMBER,
+    SURE,
+    TEMPLATE,
+    Affix,
+    Array,
+    Categorical,
+    Decimal,
+    Given,
+    IntRange,
+    Magnitude,
+    Node,
+    Object,
+    Prefixed,
+    Raw,
+    Shape,
+    SumOf,
+    Template,
+    Words,
+    as_key,
+    url_quote,
+)
+
+
+class Learner:
+    """Chooses, for every field, the cheapest model among the candidates its values allow.
+
+    ``text`` prices side-stream bytes: their size once compressed with the trained dictionary
+    when there is one (so free text that zstd compresses well is left to zstd)."""
+
+    def __init__(self, text: Callable[[bytes], float] | None = None) -> None:
+        self.text = text
+
+    def cost(self, node: Node, values: list[Any]) -> float:
+        return node.cost(values, self.text)
+
+    def learn(self, values: list[Any]) -> Node:
+        n = len(values)
+        types = {type(v) for v in values}
+        candidates: list[Node] = [Raw()]
+        if types == {dict}:
+            return self._object(values)
+        if types == {list}:
+            return Array(
+                self.learn([len(v) for v in values]), self.learn([x for v in values for x in v]), 1, n
+            )
+        distinct = len(set(map(as_key, values)))
+        # Few distinct values: a table of them. In a small sample they may be few and still
+        # mostly distinct: integers then weigh the table against ranges and magnitudes, and
+        # strings against templates and shapes (dates) -- not against word models, whose
+        # vocabularies a sample this small prices as if they were complete.
+        few = distinct <= 64
+        spread = few and distinct * 4 > n and types in ({int}, {str})
+        if len(types) == 1 and (types <= {bool, type(None)} or (few and not spread)):
+            return Categorical.learn(values)
+        if types == {int}:
+            lo, width = min(values), max(values) - min(values) + 1
+            if abs(lo) <= MAX_SPAN and width <= MAX_SPAN:  # as the reader allows
+                span = IntRange(lo, width, 1, n)
+                candidates.append(span)
+                if distinct <= MAX_CATEGORIES:
+                    candidates.append(Categorical.learn(values, fallback=span))
+            if max(map(abs, values)) < 1 << MAX_BITS:
+                magnitude = Magnitude.learn(values)
+                candidates.append(magnitude)
+                if distinct <= MAX_CATEGORIES:
+                    candidates.append(Categorical.learn(values, fallback=magnitude))
+        elif distinct <= MAX_CATEGORIES:
+            candidates.append(Categorical.learn(values))
+        if types == {float}:
+            scale = decimal_scale(values)
+            if scale is not None:
+                ints = [round(v * 10**scale) for v in values]
+                candidates.append(Decimal(scale, self.learn(ints), 1, n))
+        elif types == {str}:
+            m = TEMPLATE.match(values[0])
+            if m and all(
+                len(v) == len(values[0]) and v.startswith(m.group(1)) and DIGITS.match(v, len(m.group(1)))
+                for v in values
+            ):
+                digits = [int(v[len(m.group(1)) :]) for v in values]
+                candidates.append(Template(m.group(1), len(m.group(2)), self.learn(digits), 1, n))
+            elif m and all(v.startswith(m.group(1)) and NUMBER.match(v, len(m.group(1))) for v in values):
+                numbers = [int(v[len(m.group(1)) :]) for v in values]  # of any length: width 0
+                candidates.append(Template(m.group(1), 0, self.learn(numbers), 1, n))
+            if any(" " in v for v in values) and not spread:
+                candidates += [Words.learn(self.learn, values, positional) for positional in (False, True)]
+            if distinct > len(values) // 4 and not spread:  # mostly distinct: try it as tokens
+                candidates += [Words.learn(self.learn, values, p, True) for p in (False, True)]
+            shape = Shape.learn(self.learn, values)
+            if shape is not None:
+                candidates.append(shape)
+        # A shape must save 1%: within that, the word and template models code faster.
+        return min(candidates, key=lambda c: self.cost(c, values) * (1.01 if isinstance(c, Shape) else 1))
+
+    def _object(self, values: list[dict[str, Any]]) -> Object:
+        n = len(values)
+        shape, count = Counter(tuple(v) for v in values).most_common(1)[0]
+        rows = [v for v in values if tuple(v) == shape]
+        columns = [[r[k] for r in rows] for k in shape]
+        return Object(shape, [self._child(columns, j) for j in range(len(shape))], n - count + 1, count)
+
+    def _child(self, columns: list[list[Any]], j: int) -> Node:
+        """Column j's model: a rule over an earlier column where one holds or is cheaper than
+        the column alone (learned once, and weighed by both table rules)."""
+        rule = self._sum_rule(columns, j) or self._affix_rule(columns, j)
+        if rule is not None:
+            return rule
+        alone = self.learn(columns[j])
+        cost = self.cost(alone, columns[j])
+        return self._dependency(columns, j, alone, cost) or self._prefix_rule(columns, j, cost) or alone
+
+    def _dependency(self, columns: list[list[Any]], j: int, alone: Node, best_cost: float) -> Given | None:
+        """Column j as a function of an earlier column, when that is cheaper than ``alone``."""
+        target = columns[j]
+        n = len(target)
+        best: Given | None = None
+        for i in range(j):
+            table: dict[Any, Any] = {}
+            clash: set[Any] = set()
+            for a, b in zip(columns[i], target, strict=True):
+                ka = as_key(a)
+                if ka in table and as_key(table[ka]) != as_key(b):
+                    clash.add(ka)
+                table.setdefault(ka, b)
+            for ka in clash:
+                del table[ka]
+            rest = [
+                b
+                for a, b in zip(columns[i], target, strict=True)
+                if not (as_key(a) in table and as_key(table[as_key(a)]) == as_key(b))
+            ]
+            hits = n - len(rest)
+            if hits < n * 0.5 or len(table) > n // 2:
+                continue
+            misses = len(rest)
+            flag = n * math.log2((n + misses + 1) / n) + misses * math.log2((n + misses + 1) / (misses + 1))
+            other = self.learn(rest) if rest else alone
+            cost = flag + (self.cost(other, rest) if rest else 0)
+            if cost < best_cost:
+                best, best_cost = Given(i, table, other, misses + 1, n), cost
+                # A source value the table lacks (seen once: new next time) goes through ``other``
+                # without a symbol; the rule is sure when it is rarely broken where it predicts.
+                best.sure = not isinstance(other, Raw) and misses * SURE <= n
+        return best
+
+    def _prefix_rule(self, columns: list[list[Any]], j: int, alone: float) -> Prefixed | None:
+        """Column j (strings) = a prefix fixed by an earlier low-cardinality column + a rest,
+        when that costs less than ``alone`` bits."""
+        target = columns[j]
+        n = len(target)
+        if not all(type(v) is str for v in target):
+            return None
+        best: Prefixed | None = None
+        for i in range(j):
+            groups: dict[Any, list[str]] = {}
+            for a, b in zip(columns[i], target, strict=True):
+                groups.setdefault(as_key(a), []).append(b)
+            if len(groups) > max(64, n // 50):
+                continue
+            table = {k: os.path.commonprefix(vs) for k, vs in groups.items() if len(vs) >= 5}  # noqa: RUF071 - character-wise is meant
+            table = {k: p for k, p in table.items() if p}
+            if not table:
+                continue
+            pairs = list(zip(columns[i], target, strict=True))
+            hits = [b[len(table[as_key(a)]) :] for a, b in pairs if as_key(a) in table]
+            misses = [b for a, b in pairs if as_key(a) not in table]
+            rest = self.learn(hits)
+            other = self.learn(misses) if misses else Raw()
+            flag = n * math.log2((n + len(misses) + 1) / max(len(hits), 1))
+            cost = flag + self.cost(rest, hits) + (self.cost(other, misses) if misses else 0.0)
+            if cost < alone:
+                best, alone = Prefixed(i, table, rest, other, len(misses) + 1, len(hits)), cost
+                best.sure = not isinstance(other, Raw) and len(misses) * SURE <= n
+        return best
+
+    def _affix_rule(self, columns: list[list[Any]], j: int) -> Affix | None:
+        """Column j == prefix + column i (as is or URL-quoted; an integer as its decimal text) +
+        suffix for 95% of the rows."""
+        target = columns[j]
+        n = len(target)
+        if not all(type(v) is str for v in target):
+            return None
+        for i in range(j):
+            source = columns[i]
+            numeric = all(type(v) is int and -(1 << MAX_BITS) < v < 1 << MAX_BITS for v in source)
+            if numeric:
+                source = [str(v) for v in source]
+            elif not all(type(v) is str and v for v in source):
+                continue
+            for quoted in (False,) if numeric else (False, True):
+                shapes: Counter[tuple[str, str]] = Counter()
+                for a, b in zip(source, target, strict=True):
+                    mid = url_quote(a) if quoted else a
+                    at = b.find(mid)
+                    if at >= 0:
+                        shapes[(b[:at], b[at + len(mid) :])] += 1
+                if not shapes:
+                    continue
+                (prefix, suffix), _hits = shapes.most_common(1)[0]
+                rule = Affix(i, prefix, suffix, quoted, Raw(), 1, n)
+                rest = [b for a, b in zip(source, target, strict=True) if rule.compute(a) != b]
+                if len(rest) * 20 <= n:
+                    other = self.learn(rest) if rest else Raw()
+                    affix = Affix(i, prefix, suffix, quoted, other, len(rest) + 1, n)
+                    affix.sure = not isinstance(other, Raw) and len(rest) * SURE <= n
+                    affix.numeric = numeric
+                    return affix
+        return None
+
+    def _sum_rule(self, columns: list[list[Any]], j: int) -> SumOf | None:
+        """Column j == sum(item[a] * item[b]) over the items of an earlier array column."""
+        target = columns[j]
+        n = len(target)
+        if not all(type(v) in (int, float) for v in target):
+            return None
+        scale = decimal_scale([v for v in target if type(v) is float]) or 0
+        for i in range(j):
+            first = columns[i][0]
+            if not (type(first) is list and first and type(first[0]) is dict):
+                continue
+            numeric = [k for k, v in first[0].items() if type(v) in (int, float)]
+            for ai, a in enumerate(numeric):
+                for b in numeric[ai:]:
+                    rule = SumOf(i, a, b, scale, Raw(), 1, n)
+                    rest = [
+                        t
+                        for s, t in zip(columns[i], target, strict=True)
+                        if as_key(rule.compute(s)) != as_key(t)
+                    ]
+                    if len(rest) * 20 <= n:
+                        other = self.learn(rest) if rest else self.learn(target)
+                        total = SumOf(i, a, b, scale, other, len(rest) + 1, n)
+                        total.sure = not isinstance(other, Raw) and len(rest) * SURE <= n
+                        return total
+        return None
+
+
+def decimal_scale(values: list[float]) -> int | None:
+    longest = 0
+    for v in values:
+        r = repr(v)
+        if "e" in r or "n" in r:
+            return None
+        longest = max(longest, len(r) - r.index(".") - 1)
+    return longest if longest <= 6 else None
+
+
+def text_pricer(samples: list[Any], side: Any, size: int) -> Callable[[bytes], float] | None:
+    """Bits a value's JSON text costs in a compressed side stream, as if the value were new.
+
+    The trained dictionary has seen every training value, so pricing training values with it
+    would make JSON text look nearly free. Instead two probe dictionaries are trained, one on
+    each half of the samples, and a text costs the larger of its two prices: the price from the
+    half that did not see it (unless both did, and then it is common and cheap indeed)."""
+    texts = [_json.dumps(v) for v in samples]
+    engines = []
+    for half in (texts[0::2], texts[1::2]):
+        try:
+            probe = zstd.train_dictionary(min(size, max(sum(map(len, half)) // 2, 1024)), list[Any](half))
+        except zstd.ZstdError:
+            return None  # too little text to train on: price side bytes as they are
+        engines.append(ZstdEngine(probe.as_bytes(), side.level, max_window_size=8 << 20))
+    prices: dict[bytes, float] = {}
+
+    def text(data: bytes) -> float:
+        bits = prices.get(data)
+        if bits is None:  # one value alone pays ~3 B of block header that a joint stream does not
+            packed = max(len(e.compress(data)[1]) for e in engines) - 3
+            bits = prices[data] = 8 * min(len(data), max(packed, 1))
+        return bits
+
+    return text

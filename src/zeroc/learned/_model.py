@@ -1,0 +1,167 @@
+"""A learned model of a message: encode and decode through the generated common path or the
+general walker, and the model section of a dictionary file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import zstandard as zstd
+
+from zeroc import _json
+from zeroc._errors import DecodeError, InvalidDictionary
+from zeroc.learned._coder import NO_SIDE, Decoder, Encoder
+from zeroc.learned._format import FORMAT, MAX_MODEL_BYTES, MAX_TOTAL, Reader
+from zeroc.learned._generate import generate
+from zeroc.learned._learner import Learner, text_pricer
+from zeroc.learned._nodes import OFF, Array, Magnitude, Meter, Node, Object, Rule, Shape, walk
+
+
+class Model:
+    """A learned model of a message: ``encode(value) -> bytes``, ``decode(bytes) -> value``.
+
+    The first symbol says whether the message is on the model's common path (``_generate``);
+    ``common`` of ``samples`` training messages were, which sets that symbol's probability.
+    ``side`` (a zstd engine with the trained dictionary) compresses the side stream.
+    """
+
+    def __init__(self, root: Node, common: int = 0, samples: int = 0, side: Any = None) -> None:
+        self.root, self.common, self.samples, self.side = root, common, samples, side
+        self.seen = self.bits = self.misses = 0  # drift figures, kept by Codec and encode
+        self.flag_total = samples + 2
+        self.on = (0, common + 1, self.flag_total)
+        self.off = (common + 1, samples - common + 1, self.flag_total)
+        # The fast path's head (no side stream, then the flag) folded into its starting interval.
+        head = Encoder()
+        head.put(*NO_SIDE)
+        head.put(*self.on)
+        self._fast_encode, self._fast_decode = generate(
+            root, (head.low, head.rng, head.den), self.flag_total, common
+        )
+
+    @classmethod
+    def learn(cls, samples: list[Any], side: Any = None, dictionary_size: int = 32 * 1024) -> Model:
+        """Learn from samples; with ``side`` (the engine that will compress the side stream),
+        text is priced by what it compresses to (see :func:`text_pricer`)."""
+        text = text_pricer(samples, side, dictionary_size) if side is not None else None
+        root = Learner(text).learn(samples)
+        probe = cls(root)
+        common = sum(1 for v in samples if probe._fast_encode(v) is not None)
+        return cls(root, common, len(samples), side)
+
+    def encode(self, value: Any) -> bytes:
+        fast = self._fast_encode(value)
+        if fast is not None:
+            return fast
+        self.misses += 1
+        enc = Encoder()
+        enc.put(*self.off)
+        self.root.encode(value, enc)
+        return enc.finish(self.side)
+
+    def decode(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
+        try:
+            value = self._fast_decode(data)  # the common case: no side stream, common path
+            if value is not OFF:
+                return value
+            dec = Decoder(data, self.side, max_size)
+            if dec.peek(self.flag_total) <= self.common:
+                raise DecodeError("learned-model payload puts a side stream on the common path")
+            dec.take(*self.off)
+            value = self.root.decode(dec)
+        except (
+            RecursionError,
+            UnicodeDecodeError,
+            ValueError,
+            KeyError,
+            IndexError,
+            TypeError,
+            ArithmeticError,
+        ) as exc:
+            if isinstance(exc, DecodeError):
+                raise
+            raise DecodeError(f"learned-model payload does not decode: {exc}") from exc
+        dec.finish()
+        return value
+
+    def describe(self) -> str:
+        return self.root.describe()
+
+    # -- the model section of a dictionary file ---------------------------------------------
+    def to_bytes(self) -> bytes:
+        root = self.root.to_data()
+        # The lowest format that has every node: format 1 when the model codes as format 1 did
+        # (no sure node, no rule of format 2's), 2 without format 3's nodes: older readers read it.
+        nodes = list(walk(self.root))
+        modern = any(getattr(n, "sure", False) or (isinstance(n, Rule) and not n.legacy) for n in nodes)
+        latest = any(
+            isinstance(n, (Magnitude, Shape)) or getattr(n, "numeric", False) or getattr(n, "width", 1) == 0
+            for n in nodes
+        )
+        version = 3 if latest else 2 if modern else 1
+        doc = {"format": version, "common": self.common, "samples": self.samples, "root": root}
+        return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, side: Any = None) -> Model:
+        try:
+            size = zstd.get_frame_parameters(data).content_size
+            if not 0 <= size <= MAX_MODEL_BYTES:  # checked before any allocation of that size
+                raise InvalidDictionary(
+                    f"learned model section declares {size} bytes (at most {MAX_MODEL_BYTES})"
+                )
+            text = zstd.ZstdDecompressor().decompress(data, max_output_size=MAX_MODEL_BYTES)
+        except zstd.ZstdError as exc:
+            raise InvalidDictionary(f"learned model section does not decompress: {exc}") from exc
+        if len(text) > MAX_MODEL_BYTES:
+            raise InvalidDictionary("learned model section is too large")
+        try:
+            doc = _json.loads(text)
+        except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+            raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
+        if type(doc) is not dict or doc.get("format") not in (1, 2, FORMAT):
+            raise InvalidDictionary(
+                f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
+            )
+        samples, common = doc.get("samples"), doc.get("common")
+        if type(samples) is not int or type(common) is not int or not 0 <= common <= samples <= MAX_TOTAL:
+            raise InvalidDictionary("learned model: common/samples must be integers 0 <= common <= samples")
+        try:
+            root = Reader(doc["format"]).node(doc.get("root"), 0)
+        except RecursionError as exc:
+            raise InvalidDictionary("learned model is nested too deeply") from exc
+        return cls(root, common, samples, side)
+
+
+def breakdown(node: Node, values: list[Any], messages: int, path: str = "$") -> list[dict[str, Any]]:
+    """Where the bits go: for every field (JSONPath-like ``$.items[].price``), its model and the
+    bits per message it costs, children included."""
+    meter = Meter(loo=False)
+    for v in values:
+        node.encode(v, meter)
+    rows = [{"field": path, "model": node.describe(), "bits": round(meter.bits / max(messages, 1), 3)}]
+    if isinstance(node, Object):
+        fitting = [v for v in values if node.fits(v)]
+        for j, (key, child) in enumerate(zip(node.keys, node.children, strict=True)):
+            column = [list(v.values())[j] for v in fitting]
+            if isinstance(child, Rule):
+                contexts = [list(v.values())[:j] for v in fitting]
+                meter = Meter(loo=False)
+                for ctx, v in zip(contexts, column, strict=True):
+                    child.encode_in(v, meter, ctx)
+                rows.append(
+                    {
+                        "field": f"{path}.{key}",
+                        "model": child.describe(),
+                        "bits": round(meter.bits / max(messages, 1), 3),
+                    }
+                )
+            else:
+                rows += breakdown(child, column, messages, f"{path}.{key}")
+    elif isinstance(node, Array):
+        items = [x for v in values if type(v) is list for x in v]
+        rows += breakdown(node.item, items, messages, f"{path}[]")
+    elif isinstance(node, Shape):  # its fields by position: $.created{0} is the weekday
+        fields = [m.groups() for v in values if type(v) is str and (m := node.pattern.fullmatch(v))]
+        for i, child in enumerate(node.children):
+            rows += breakdown(child, [f[i] for f in fields], messages, f"{path}{{{i}}}")
+    return rows
