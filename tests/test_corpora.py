@@ -41,17 +41,18 @@ def test_real_json_round_trips_and_beats_the_original_method(name: str) -> None:
     assert ours < theirs
 
 
-def test_github_events_are_too_few_to_train_on() -> None:
+def test_fifteen_github_events_train_a_dictionary_that_halves_gzip() -> None:
+    """15 events are few for zstd's trainer: the dictionary is their raw content (measured:
+    4,327 B for the 15 other events, against 8,926 with Codec() and no dictionary and 8,791 with
+    gzip-6)."""
     train, test = halves(corpus("github_events.json"))
-    with pytest.raises(zeroc.TrainingError, match="too few"):
-        zeroc.train(train)
-    # What a user gets instead: the codec without a dictionary, exact and about as small as gzip-6
-    # (measured: 8,926 vs 8,791 bytes for the 15 test events) at several times its speed.
-    codec = zeroc.Codec()
+    d = zeroc.train(train)
+    codec = zeroc.Codec(d)
     frames = codec.encode_many(test)
     assert codec.decode_many(frames) == test
     gzipped = sum(len(gzip.compress(orjson.dumps(x), 6)) for x in test)
-    assert sum(map(len, frames)) < 1.05 * gzipped
+    bare = sum(len(zeroc.Codec().encode(x)) for x in test)
+    assert sum(map(len, frames)) < 0.6 * min(gzipped, bare)
 
 
 TARGETS = {"order": 50.0, "product_view": 20.0, "search_request": 24.0}

@@ -20,8 +20,13 @@ from zeroc._errors import LimitExceeded, TrainingError, UsageError
 from zeroc._schema import Schema, resolve
 from zeroc.learned import Model, breakdown
 
-MIN_SAMPLES = 32
+MIN_SAMPLES = 8  # fewer: TrainingError (one or two held-back messages would choose by chance)
+# Below either figure zstd's trainer has too little to generalise from (it fails, or its
+# dictionary is no better than the samples themselves: 10 tweets, 781.0 vs 780.9 B a tweet at
+# level 19), so the dictionary is the samples as raw content, as RFC 9842 uses a past response.
+FEW_SAMPLES = 32
 MIN_TOTAL_BYTES = 2048
+ZDICT_MAGIC = b"\x37\xa4\x30\xec"  # a trained dictionary's first bytes: raw content must not begin so
 TIMING_ROUNDS = 5
 HOLDOUT_EVERY = 5  # every 5th sample is held back: interleaved, so drift cannot bias the choice
 # Candidates the trainer measures. zstd 19 and deflate win on size but cost 10-30 µs a message.
@@ -38,10 +43,12 @@ CANDIDATES: tuple[tuple[str, int], ...] = (
 )
 PREFERENCES = ("size", "speed", "balanced")
 SPEED_TIE = 1.15
-BALANCED_SPEEDUP = 3.0
-# A codec chosen at exactly 3x in training measured 2.8x in the next benchmark run on this noisy
-# machine: balanced asks for 20% more so that the promise still holds when measured again.
-NOISE_MARGIN = 1.2  # balanced: the smallest codec at least 3x faster than json.dumps + gzip-6
+# balanced: the smallest codec that encodes no slower than json.dumps + gzip-6, what a user has
+# today, with 20% to spare: a codec chosen at exactly 3x in training once measured 2.8x in the
+# next benchmark run on this noisy machine, so the promise must hold with room when timed again.
+# (The bar was 3x: Order's learned model, at 7.2 us against the 7.7 us it had to beat, then
+# flipped between 17 and 55 B from run to run.)
+NOISE_MARGIN = 1.2
 
 Progress = Callable[[str, int, int], None]
 
@@ -89,9 +96,10 @@ def train(
 
     One sample in five is held back; every candidate codec is measured on it and the choice
     follows ``preference``: ``"size"`` (smallest), ``"speed"`` (fastest encode) or
-    ``"balanced"`` (smallest among those encoding at least 3x faster than json.dumps + gzip-6,
-    with a 20% margin for timing noise; the fastest if none is).
-    Raises :class:`TrainingError` when the samples are too few or too small.
+    ``"balanced"`` (smallest among those encoding no slower than json.dumps + gzip-6, with a
+    20% margin for timing noise; the fastest if none is).
+    With fewer than 32 samples (or 2 KiB of them) the dictionary is the samples themselves, as
+    raw content. Raises :class:`TrainingError` with fewer than 8 samples.
     """
     if preference not in PREFERENCES:
         raise UsageError(f"preference must be one of {PREFERENCES}, not {preference!r}")
@@ -111,13 +119,9 @@ def train(
     train_set = [s for i, s in enumerate(serialized) if i % HOLDOUT_EVERY != HOLDOUT_EVERY - 1]
     held = [v for i, v in enumerate(values) if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1]
     held_bytes = [s for i, s in enumerate(serialized) if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1]
-    total = sum(map(len, train_set))
-    if total < MIN_TOTAL_BYTES:
-        raise TrainingError(
-            f"samples hold {total} bytes in all; at least {MIN_TOTAL_BYTES} are needed to train on"
-        )
+    raw = len(values) < FEW_SAMPLES or sum(map(len, serialized)) < MIN_TOTAL_BYTES
     step("train dictionary", 0, 1)
-    content = _train_zstd(train_set, size)
+    content = _train_zstd(train_set, size, raw)
     schema_meta = None
     if sch is not None:
         fds = sch.descriptor_set()
@@ -194,7 +198,7 @@ def train(
     # The figures came from a dictionary that never saw the held-back fifth; the one shipped is
     # retrained on every sample (on 100 tweets this is the difference between 723 and ~460 B).
     step("retrain on all samples", 0, 1)
-    content = _train_zstd(serialized, size)
+    content = _train_zstd(serialized, size, raw)
     final_model = None
     if chosen["method"] == "learned":
         step("relearn field model on all samples", 0, 1)
@@ -222,12 +226,21 @@ def _model_bytes(model: Model, value: Any) -> int | None:
         return None
 
 
-def _train_zstd(samples: list[bytes], size: int) -> bytes:
-    try:
-        trained = zstd.train_dictionary(min(size, sum(map(len, samples))), list[Any](samples))
-    except zstd.ZstdError as exc:
-        raise TrainingError(f"zstd could not train a dictionary on these samples: {exc}") from exc
-    return bytes(trained.as_bytes())
+def _train_zstd(samples: list[bytes], size: int, raw: bool) -> bytes:
+    """A trained zstd dictionary or, when ``raw`` (few or small samples) or the trainer fails,
+    the samples as raw content (the latest last, where zstd's offsets to them are shortest)."""
+    if not raw:
+        try:
+            total = sum(map(len, samples))
+            return bytes(zstd.train_dictionary(min(size, total), list[Any](samples)).as_bytes())
+        except zstd.ZstdError:
+            pass  # samples too alike or too short for the trainer: raw content serves as well
+    content = b"".join(samples)[-size:]
+    while content[:4] == ZDICT_MAGIC:
+        content = content[1:]
+    if not content:
+        raise TrainingError("the samples are empty: there is nothing to train a dictionary on")
+    return content
 
 
 def _jsonable(values: list[Any], sch: Schema | None) -> list[Any]:
@@ -245,7 +258,7 @@ def choose(results: list[dict[str, Any]], preference: str, json_gzip_us: float) 
     """
     pool = results
     if preference == "balanced":
-        pool = [r for r in results if r["encode_us"] * BALANCED_SPEEDUP * NOISE_MARGIN <= json_gzip_us]
+        pool = [r for r in results if r["encode_us"] * NOISE_MARGIN <= json_gzip_us]
     if preference == "speed" or not pool:
         fastest = min(r["encode_us"] for r in results)
         pool = [r for r in results if r["encode_us"] <= fastest * SPEED_TIE]
