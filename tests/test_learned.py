@@ -514,3 +514,16 @@ def test_loops_the_model_bounds_are_counted_once_not_per_message() -> None:
     deep = Model.from_bytes(_section(_nested(4, list(range(65)))))
     assert "budget" in deep._fast_decode.__code__.co_varnames
     assert "budget" in deep._fast_encode.__code__.co_varnames
+
+
+def test_dict_subclasses_learn_and_round_trip() -> None:
+    """botocore hands out OrderedDicts: the learner keys them as the dicts they equal (it raised
+    TypeError: unhashable type)."""
+    from collections import OrderedDict
+
+    samples = [
+        OrderedDict(a=i % 5, b=OrderedDict(c="x" * (i % 7), d=[i, OrderedDict(e=1)])) for i in range(200)
+    ]
+    codec = zeroc.Codec(zeroc.train(samples, candidates=LEARNED))
+    for v in samples[:50]:
+        assert codec.decode(codec.encode(v)) == v

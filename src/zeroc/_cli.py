@@ -258,12 +258,13 @@ def inspect_cmd(file: str, as_json: bool) -> None:
 
 
 @main.command("bench")
-@click.argument("suite", type=click.Choice(["messages", "tabular"]), default="messages")
+@click.argument("suite", type=click.Choice(["messages", "traffic", "tabular"]), default="messages")
 @click.option(
     "--quick/--full",
     default=False,
-    help="messages: 2,000 + 2,000 (quick) or 10,000 + 10,000 messages; tabular: 1,000 and 20,000 "
-    "(quick) or 1,000 and 100,000 rows",
+    help="messages: 2,000 + 2,000 (quick) or 10,000 + 10,000 generated messages, then the real-traffic "
+    "sets (traffic: those alone) with 1,000 + 1,000 (quick) or 4,000 + 4,000 built records; tabular: "
+    "1,000 and 20,000 (quick) or 1,000 and 100,000 rows",
 )
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="write the results as JSON")
 @click.option("--markdown", "md_path", type=click.Path(dir_okay=False), help="write a Markdown report")
@@ -271,7 +272,8 @@ def inspect_cmd(file: str, as_json: bool) -> None:
 def bench_cmd(
     suite: str, quick: bool, json_path: str | None, md_path: str | None, plot_path: str | None
 ) -> None:
-    """Compare Zeroc side by side: small API messages (default) or large tables (tabular)."""
+    """Compare Zeroc side by side: small API messages and real traffic (default), real traffic
+    alone (traffic), or large tables (tabular)."""
     try:
         from zeroc import bench
         from zeroc.bench import _tabular
@@ -288,7 +290,7 @@ def bench_cmd(
         markdown = _tabular.markdown(result, f"zeroc bench tabular {mode} --markdown {md_path}")
         plot = _tabular.plot
     else:
-        result = bench.run(quick=quick, progress=progress)
+        result = bench.run(quick=quick, progress=progress, workloads_too=suite == "messages")
         click.echo(bench.table(result))
         markdown = bench.markdown(result, f"zeroc bench {mode} --markdown {md_path}")
         plot = bench.plot

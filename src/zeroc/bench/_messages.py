@@ -79,12 +79,15 @@ def run(
     progress: Progress | None = None,
     seed: int = 2026,
     counts: tuple[int, int] | None = None,
+    workloads_too: bool = True,
+    traffic: bool = True,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns the document ``--json`` writes."""
+    """Run the benchmark (the generated workloads, then the real-traffic sets); returns the
+    document ``--json`` writes."""
     say = progress or (lambda msg: None)
     n_train, n_test = counts or (QUICK if quick else FULL)
     workloads: dict[str, Any] = {}
-    for name, (_make, cls) in WORKLOADS.items():
+    for name, (_make, cls) in WORKLOADS.items() if workloads_too else ():
         say(f"{name}: generating {n_train} + {n_test} messages")
         msgs = generate(name, n_train + n_test, seed=seed)
         train, test = msgs[:n_train], msgs[n_train:]
@@ -101,8 +104,13 @@ def run(
             r["ratio_vs_json_gzip"] = round(b / gzip_b, 4)
             r["times_floor"] = round(b / floor, 3)
         workloads[name] = {"entropy_floor_bytes": round(floor, 3), "approaches": results}
+    doc: dict[str, Any] = {"workloads": workloads}
+    if traffic:
+        from zeroc.bench import _traffic
+
+        doc["traffic"] = _traffic.run(quick=quick, progress=say)
     return {
-        "workloads": workloads,
+        **doc,
         "meta": {
             "mode": "custom" if counts else "quick" if quick else "full",
             "train_messages": n_train,

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from zeroc.bench._traffic import DESCRIPTIONS as TRAFFIC_DESCRIPTIONS
+from zeroc.bench._traffic import verdict as traffic_verdict
+
 COLUMNS = ("B/msg", "vs JSON", "vs gzip", "x floor", "enc p50", "enc p99", "dec p50", "dec p99", "enc ops/s")
 
 
@@ -47,6 +50,21 @@ def verdict(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+TRAFFIC_COLUMNS = ("B/msg", "vs JSON", "vs gzip", "enc p50", "enc p99", "dec p50", "dec p99", "enc ops/s")
+
+
+def _traffic_row(name: str, r: dict[str, Any]) -> list[str]:
+    cells = _row(name, {**r, "times_floor": 0.0})
+    return cells[:4] + cells[5:]
+
+
+def _traffic_title(name: str, s: dict[str, Any]) -> str:
+    return (
+        f"{name}: {s['description']} ({s['train_messages']} trained, {s['test_messages']} measured, "
+        f"{s['json_bytes_mean']:,.0f} B of JSON each; default chose {s['default_choice']['method']})"
+    )
+
+
 def _aligned(cells: list[str], widths: list[int]) -> str:
     return "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cells))
 
@@ -59,11 +77,19 @@ def table(result: dict[str, Any]) -> str:
         widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
         out += [_aligned(header, widths), *(_aligned(r, widths) for r in rows), ""]
     m = result["meta"]
-    out.append(
-        f"{m['test_messages']} test messages per workload after training on {m['train_messages']}; "
-        "latencies in µs per message, dict -> bytes -> dict"
-    )
+    if result["workloads"]:
+        out.append(
+            f"{m['test_messages']} test messages per workload after training on {m['train_messages']}; "
+            "latencies in µs per message, dict -> bytes -> dict"
+        )
     out += verdict(result)
+    for name, t in result.get("traffic", {}).items():
+        rows = [_traffic_row(k, r) for k, r in t["approaches"].items()]
+        header = [name, *TRAFFIC_COLUMNS]
+        widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
+        out += ["", _traffic_title(name, t), _aligned(header, widths), *(_aligned(r, widths) for r in rows)]
+    if "traffic" in result:
+        out += ["", *traffic_verdict(result["traffic"])]
     return "\n".join(out)
 
 
@@ -103,8 +129,31 @@ def markdown(result: dict[str, Any], command: str) -> str:
         for k, r in w["approaches"].items():
             lines.append("| " + " | ".join(_row(k, r)) + " |")
         lines.append("")
-    lines += ["## Verdict", "", *(f"- {v}" for v in verdict(result)), "", "## Approaches", ""]
+    lines += ["## Verdict", "", *(f"- {v}" for v in verdict(result)), ""]
+    traffic = result.get("traffic", {})
+    if traffic:
+        lines += [
+            "## Real traffic",
+            "",
+            "Schemaless JSON message sets (`zeroc/bench/_corpora.py`): real documents split into "
+            "alternate halves, API operations built from botocore's service models and records drawn "
+            "with faker, trained on one part and measured on the other, timed as above.",
+            "",
+        ]
+        for name, t in traffic.items():
+            lines += [
+                f"### {_traffic_title(name, t)}",
+                "",
+                "| approach | " + " | ".join(TRAFFIC_COLUMNS) + " |",
+                "|---|" + "---:|" * len(TRAFFIC_COLUMNS),
+            ]
+            lines += ["| " + " | ".join(_traffic_row(k, r)) + " |" for k, r in t["approaches"].items()]
+            lines.append("")
+        lines += ["### Verdict on real traffic", "", *(f"- {v}" for v in traffic_verdict(traffic)), ""]
+    lines += ["## Approaches", ""]
     lines += [f"- **{k}** — {v}" for k, v in m["descriptions"].items()]
+    if traffic:
+        lines += [f"- **{k}** (real traffic) — {v}" for k, v in TRAFFIC_DESCRIPTIONS.items()]
     lines += [
         "",
         "## Rerun",
@@ -125,6 +174,10 @@ def plot(result: dict[str, Any], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    if not result["workloads"]:
+        from zeroc._errors import UsageError
+
+        raise UsageError("the plot shows the generated workloads: run `zeroc bench` (messages) for it")
     fig, ax = plt.subplots(figsize=(9, 6))
     markers = ["o", "s", "^", "D"]
     names = list(next(iter(result["workloads"].values()))["approaches"])

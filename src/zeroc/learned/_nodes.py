@@ -153,7 +153,11 @@ def as_key(v: Any) -> Any:
     t = type(v)
     if t is float:
         return ("float", repr(v))
-    return (t.__name__, _json.dumps(v) if t is dict or t is list else v)
+    if t is dict or t is list:
+        return (t.__name__, _json.dumps(v))
+    if isinstance(v, (dict, list)):  # an OrderedDict (botocore's models) keys as the dict it equals
+        return ("dict" if isinstance(v, dict) else "list", _json.dumps(v))
+    return (t.__name__, v)
 
 
 def from_key(k: Any) -> Any:
