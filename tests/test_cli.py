@@ -46,6 +46,17 @@ def test_train_encode_decode_inspect_json(orders: Path) -> None:
     assert "candidate zstd-3" in run("inspect", str(dict_path)).stdout
 
 
+def test_train_shows_its_progress_and_takes_a_sample(orders: Path) -> None:
+    """Issue 13: no silent phase (the model's fields are counted off as they are learned) and
+    --max-samples for huge inputs."""
+    dict_path = orders / "sampled.zcd"
+    args = ["train", str(orders / "orders.ndjson"), "-o", str(dict_path), "--only", "learned"]
+    proc = run(*args, "--max-samples", "300")
+    assert "training: learn field model (1/" in proc.stderr and "training: measure codecs" in proc.stderr
+    assert json.loads(run("inspect", "--json", str(dict_path)).stdout)["samples"] == 300
+    assert run(*args, "--max-samples", "7", ok=False).returncode != 0
+
+
 def test_schema_mode_and_python_m(orders: Path) -> None:
     dict_path = orders / "orders-pb.zcd"
     run(

@@ -85,3 +85,27 @@ def test_bytes_samples() -> None:
     d = zeroc.train(samples, size=4096)
     codec = zeroc.Codec(d)
     assert d.serialization == "bytes" and codec.decode(codec.encode(samples[3])) == samples[3]
+
+
+def test_max_samples_trains_on_a_uniform_sample_in_order() -> None:
+    """max_samples keeps a seeded uniform sample, in input order, reading the input once (a
+    generator works); the progress callback hears the model's fields as they are learned."""
+    seen: list[tuple[str, int, int]] = []
+    source = ({"id": i, "kind": ["a", "b", "c"][i % 3], "n": i % 17} for i in range(5000))
+    d = zeroc.train(
+        source,
+        max_samples=400,
+        candidates=[("zstd", 3), ("learned", 19)],
+        preference="size",
+        progress=lambda stage, done, total: seen.append((stage, done, total)),
+    )
+    assert d.samples == 400
+    kept = zeroc._train._sample(({"id": i} for i in range(5000)), 400)
+    ids = [v["id"] for v in kept]
+    assert ids == sorted(ids) and len(set(ids)) == 400 and ids[-1] > 4000  # spread over the input
+    assert kept == zeroc._train._sample(({"id": i} for i in range(5000)), 400)  # deterministic
+    assert zeroc._train._sample(range(10), 400) == list(range(10))
+    fields = [(done, total) for stage, done, total in seen if stage == "learn field model" and total == 3]
+    assert fields == [(0, 3), (1, 3), (2, 3)]
+    with pytest.raises(UsageError):
+        zeroc.train(range(100), max_samples=7)

@@ -94,8 +94,8 @@ def _progress(stage: str, done: int, total: int) -> None:
         click.echo(f"\r\x1b[Ktraining: {stage} ({done}/{total})", err=True, nl=False)
         if end:
             click.echo("", err=True)
-    else:
-        click.echo(f"training: {stage}", err=True)
+    else:  # a log: one line per step
+        click.echo(f"training: {stage}" + (f" ({done + 1}/{total})" if total > 1 else ""), err=True)
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -112,6 +112,11 @@ def _progress(stage: str, done: int, total: int) -> None:
     type=click.Choice(sorted({m for m, _ in CANDIDATES})),
     help="consider only these codecs (repeatable); e.g. --only learned for the learned field model",
 )
+@click.option(
+    "--max-samples",
+    type=click.IntRange(min=8),
+    help="train on a uniform sample of this many messages (read in one pass): for huge inputs",
+)
 def train_cmd(
     samples: tuple[str, ...],
     output: str,
@@ -121,6 +126,7 @@ def train_cmd(
     size: int,
     preference: str,
     methods: tuple[str, ...],
+    max_samples: int | None,
 ) -> None:
     """Train a dictionary on SAMPLES (NDJSON, JSON array files or directories of .json)."""
     d = train(
@@ -130,6 +136,7 @@ def train_cmd(
         preference=preference,
         candidates=[c for c in CANDIDATES if not methods or c[0] in methods],
         progress=_progress,
+        max_samples=max_samples,
     )
     d.save(output)
     v = d.validation

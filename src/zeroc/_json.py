@@ -30,6 +30,13 @@ def dumps(value: Any) -> bytes:
     return out
 
 
+def owned(data: bytes) -> bytes:
+    """A copy of ``data`` in an allocation of its own size, for bytes that are kept. orjson's
+    output sits where its larger working buffer was shrunk: 50,000 records' 17 MB of JSON, kept
+    in a list, held 200 MB of memory; copied, 22 MB."""
+    return bytes(memoryview(data))
+
+
 def loads(data: bytes) -> Any:
     if data[:1] == EXACT_MARK:
         try:

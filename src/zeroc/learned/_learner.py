@@ -45,10 +45,16 @@ class Learner:
     """Chooses, for every field, the cheapest model among the candidates its values allow.
 
     ``text`` prices side-stream bytes: their size once compressed with the trained dictionary
-    when there is one (so free text that zstd compresses well is left to zstd)."""
+    when there is one (so free text that zstd compresses well is left to zstd). ``progress``
+    hears (fields learned, fields) as the top-level object's fields are learned."""
 
-    def __init__(self, text: Callable[[bytes], float] | None = None) -> None:
+    def __init__(
+        self,
+        text: Callable[[bytes], float] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         self.text = text
+        self.progress = progress
 
     def cost(self, node: Node, values: list[Any]) -> float:
         return node.cost(values, self.text)
@@ -117,7 +123,13 @@ class Learner:
         shape, count = Counter(tuple(v) for v in values).most_common(1)[0]
         rows = [v for v in values if tuple(v) == shape]
         columns = [[r[k] for r in rows] for k in shape]
-        return Object(shape, [self._child(columns, j) for j in range(len(shape))], n - count + 1, count)
+        say, self.progress = self.progress, None  # the top-level object reports; nested ones do not
+        children = []
+        for j in range(len(shape)):
+            if say is not None:
+                say(j, len(shape))
+            children.append(self._child(columns, j))
+        return Object(shape, children, n - count + 1, count)
 
     def _child(self, columns: list[list[Any]], j: int) -> Node:
         """Column j's model: a rule over an earlier column where one holds or is cheaper than
@@ -272,7 +284,7 @@ def text_pricer(samples: list[Any], side: Any, size: int) -> Callable[[bytes], f
     would make JSON text look nearly free. Instead two probe dictionaries are trained, one on
     each half of the samples, and a text costs the larger of its two prices: the price from the
     half that did not see it (unless both did, and then it is common and cheap indeed)."""
-    texts = [_json.dumps(v) for v in samples]
+    texts = [_json.owned(_json.dumps(v)) for v in samples]
     engines = []
     for half in (texts[0::2], texts[1::2]):
         try:
@@ -286,7 +298,7 @@ def text_pricer(samples: list[Any], side: Any, size: int) -> Callable[[bytes], f
         bits = prices.get(data)
         if bits is None:  # one value alone pays ~3 B of block header that a joint stream does not
             packed = max(len(e.compress(data)[1]) for e in engines) - 3
-            bits = prices[data] = 8 * min(len(data), max(packed, 1))
+            bits = prices[_json.owned(data)] = 8 * min(len(data), max(packed, 1))  # see owned()
         return bits
 
     return text

@@ -3,6 +3,7 @@ general walker, and the model section of a dictionary file."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import zstandard as zstd
@@ -39,11 +40,18 @@ class Model:
         )
 
     @classmethod
-    def learn(cls, samples: list[Any], side: Any = None, dictionary_size: int = 32 * 1024) -> Model:
+    def learn(
+        cls,
+        samples: list[Any],
+        side: Any = None,
+        dictionary_size: int = 32 * 1024,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Model:
         """Learn from samples; with ``side`` (the engine that will compress the side stream),
-        text is priced by what it compresses to (see :func:`text_pricer`)."""
+        text is priced by what it compresses to (see :func:`text_pricer`). ``progress`` hears
+        (fields learned, fields) of the top-level object."""
         text = text_pricer(samples, side, dictionary_size) if side is not None else None
-        root = Learner(text).learn(samples)
+        root = Learner(text, progress).learn(samples)
         probe = cls(root)
         common = sum(1 for v in samples if probe._fast_encode(v) is not None)
         return cls(root, common, len(samples), side)
