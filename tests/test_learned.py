@@ -240,7 +240,15 @@ def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictiona
     with pytest.raises(InvalidDictionary, match="magnitude appears from format 3 on"):
         load({**doc, "format": 2})
     with pytest.raises(InvalidDictionary, match="not supported"):
-        load({**doc, "format": 4})
+        load({**doc, "format": 5})
+    # Format 4: maps, and objects whose other key orders go on to another object node.
+    raw, count = {"kind": "raw"}, {"kind": "int_range", "lo": 0, "span": 9, "esc": 1, "hits": 9}
+    mapped = {"kind": "map", "count": count, "key": raw, "value": raw, "esc": 1, "hits": 9}
+    chained = {"kind": "object", "keys": ["a"], "children": [raw], "esc": 2, "hits": 8, "other": mapped}
+    for node in (mapped, chained):
+        with pytest.raises(InvalidDictionary, match="appears from format 4 on"):
+            load({**doc, "root": node})
+        load({**doc, "format": 4, "root": node})
     with pytest.raises(InvalidDictionary, match="sure"):
         load(json.loads(text.replace('"sure": true', '"sure": 1', 1)))
     hostile = json.loads(text)
@@ -332,13 +340,14 @@ def _random_shape(rng: random.Random, depth: int = 0) -> list[tuple[str, str, ob
     """A random message shape: fields of the kinds the learner models (and relations)."""
     kinds = ["cat_str", "cat_int", "range", "decimal", "template", "words", "tags", "null_or"]
     kinds += ["count", "date", "house", "bigid"]  # magnitudes, shapes, templates of width 0
+    kinds += ["labels"]  # format 4: maps (and optional keys, and null-or-object, below)
     if depth < 2:
-        kinds += ["object", "items"]
+        kinds += ["object", "items", "null_or_object"]
     fields: list[tuple[str, str, object]] = []
     for i in range(rng.randint(1, 6)):
         kind = rng.choice(kinds)
         arg: object = None
-        if kind == "object":
+        if kind in ("object", "null_or_object"):
             arg = _random_shape(rng, depth + 1)
         elif kind == "items":
             arg = [("id", "cat_int", None), ("qty", "range", None), ("price", "decimal", None)]
@@ -353,13 +362,20 @@ def _random_shape(rng: random.Random, depth: int = 0) -> list[tuple[str, str, ob
     items = [n for n, k, _ in fields if k == "items"]
     if items:
         fields.append(("total", "sum", items[0]))
-    return fields
+    sources = {arg for _, k, arg in fields if k in ("given", "prefixed", "affix", "numeric", "sum")}
+    derived = {"given", "prefixed", "affix", "numeric", "sum"}
+    return [  # some fields optional (absent from 30% of messages): chains of key orders
+        (f"{n}?" if k not in derived and n not in sources and rng.random() < 0.25 else n, k, arg)
+        for n, k, arg in fields
+    ]
 
 
 def _random_value(shape: list[tuple[str, str, object]], rng: random.Random) -> dict[str, object]:
     out: dict[str, object] = {}
     words = ["red", "green", "blue", "big", "small", "new", "old"]
     for name, kind, arg in shape:
+        if name.endswith("?") and rng.random() < 0.3:
+            continue
         if kind == "cat_str":
             out[name] = rng.choice(
                 ["alpha", "beta", "gamma", "delta"] + [f"rare{rng.randrange(30)}"] * (rng.random() < 0.05)
@@ -393,6 +409,13 @@ def _random_value(shape: list[tuple[str, str, object]], rng: random.Random) -> d
             out[name] = str(out[arg])  # type: ignore[index]
         elif kind == "object":
             out[name] = _random_value(arg, rng)  # type: ignore[arg-type]
+        elif kind == "null_or_object":
+            out[name] = None if rng.random() < 0.4 else _random_value(arg, rng)  # type: ignore[arg-type]
+        elif kind == "labels":
+            keys = rng.sample(
+                ["env", "team", "tier", "zone", "app", "ver", "os", f"k{rng.randrange(50)}"], rng.randrange(5)
+            )
+            out[name] = {k: rng.choice(["a", "b", "prod", 3, None]) for k in keys}
         elif kind == "items":
             out[name] = [_random_value(arg, rng) for _ in range(rng.randint(1, 4))]  # type: ignore[arg-type]
         elif kind == "prefixed":
@@ -427,6 +450,8 @@ def test_generated_code_round_trips_any_shape(seed: int) -> None:
     moved = []
     for m in fresh[:30]:
         m = copy.deepcopy(m)
+        if not m:  # every field optional and absent
+            continue
         key = rng.choice(list(m))
         m[key] = rng.choice([None, -1, 10**30, "zz", [1], {"a": 1.5}, 0.0, -0.0])
         moved.append(m)
@@ -527,3 +552,61 @@ def test_dict_subclasses_learn_and_round_trip() -> None:
     codec = zeroc.Codec(zeroc.train(samples, candidates=LEARNED))
     for v in samples[:50]:
         assert codec.decode(codec.encode(v)) == v
+
+
+def test_format_4_models_under_fuzzing() -> None:
+    """The format-4 vectors' model (chains of key orders, a null-or-object union, a map): random
+    and mutated frames, on both paths, and mutated model documents give only Zeroc's errors;
+    what decodes re-encodes to a value equal to itself."""
+    vectors = Path(__file__).parent.parent / "spec" / "vectors"
+    d = Dictionary.load(vectors / "events-learned.zcd")
+    inputs = [v["input"] for v in json.loads((vectors / "learned-4.json").read_text())["valid"]]
+    rng = random.Random(23)
+    tagged, bare = Codec(d), Codec(d, frame_id="bare")
+    seeds = [(c, c.encode(m)) for m in inputs for c in (tagged, bare)]
+    for _ in range(3000):
+        codec, frame = rng.choice(seeds)
+        b = bytearray(frame)
+        r = rng.random()
+        if r < 0.3:
+            b = bytearray(rng.randbytes(rng.randint(0, 48)))
+        elif r < 0.6 and b:
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        elif r < 0.8:
+            b = b[: rng.randrange(len(b) + 1)]
+        else:
+            b += rng.randbytes(rng.randint(1, 3))
+        try:
+            value = codec.decode(bytes(b))
+        except ZerocError:
+            continue
+        assert same(codec.decode(codec.encode(value)), value)
+    assert d.model is not None
+    doc = json.loads(zstandard.ZstdDecompressor().decompress(d.model))
+    poison = [None, -1, 0, 2**70, "x", [], {}, 1.5, True, {"kind": "raw"}, {"kind": "map"}, "object"]
+    rejected = 0
+    for _ in range(200):
+        bad = copy.deepcopy(doc)
+        for _ in range(rng.randint(1, 3)):
+            holder, key = rng.choice(_nodes(bad, []))
+            if isinstance(holder, dict) and rng.random() < 0.2:
+                del holder[key]
+            else:
+                holder[key] = rng.choice(poison)  # type: ignore[index]
+        section = zstandard.ZstdCompressor().compress(json.dumps(bad).encode())
+        try:
+            hostile = Codec(
+                Dictionary.from_bytes(
+                    Dictionary(d.content, d.serialization, d.codec, d.schema, model=section).to_bytes()
+                )
+            )
+        except InvalidDictionary:
+            rejected += 1
+            continue
+        for m in inputs:
+            try:
+                hostile.decode(hostile.encode(m))
+                hostile.decode(b"\x0c" + rng.randbytes(rng.randint(0, 16)))
+            except ZerocError:
+                pass
+    assert rejected > 60

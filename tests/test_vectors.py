@@ -72,7 +72,7 @@ def test_vectors_cover_every_method_and_reference() -> None:
 
 LEARNED_SETS = {
     name: json.loads((VECTORS / name).read_text(encoding="utf-8"))
-    for name in ("learned.json", "learned-2.json", "learned-3.json")  # model formats 1, 2 and 3
+    for name in ("learned.json", "learned-2.json", "learned-3.json", "learned-4.json")  # formats 1 to 4
 }
 LEARNED = LEARNED_SETS["learned.json"]
 
@@ -111,7 +111,8 @@ def test_learned_model_formats() -> None:
     a number with a leading zero off it."""
     from zeroc.learned._model import Model
 
-    for name, version in (("learned.json", 1), ("learned-2.json", 2), ("learned-3.json", 3)):
+    sets = (("learned.json", 1), ("learned-2.json", 2), ("learned-3.json", 3), ("learned-4.json", 4))
+    for name, version in sets:
         d = learned_dictionary(LEARNED_SETS[name])
         assert d.model is not None
         model = Model.from_bytes(d.model)
@@ -133,6 +134,13 @@ def test_learned_model_formats() -> None:
             )
             assert all(model._fast_encode(valid[n]["input"]) is not None for n in on)
             assert all(model._fast_encode(valid[n]["input"]) is None for n in off_path)
+        if version == 4:  # the most common key order is the common path; maps and others are not
+            valid = {v["name"]: v for v in LEARNED_SETS[name]["valid"]}
+            assert model._fast_encode(valid["labels-empty"]["input"]) is None
+            assert all(
+                model._fast_encode(valid[n]["input"]) is None
+                for n in ("optional-keys-absent", "key-order-never-seen", "parent-of-another-type")
+            )
 
 
 def test_learned_vectors_cover_the_paths() -> None:

@@ -6,7 +6,9 @@ python spec/vectors/make_learned_vectors.py        # writes the sets that do not
 learned.json (model format 1, a SearchRequest model), learned-2.json (model format 2: an Order
 model with ``sure`` rules and categoricals) and learned-3.json (model format 3: counts and ids by
 ``magnitude``, an ``id_str`` as the numeric ``affix`` of its ``id``, a date by its ``shape``, a
-suite number of any length by a ``template`` of width 0).
+suite number of any length by a ``template`` of width 0) and learned-4.json (model format 4:
+optional keys as a chain of key orders, a field that is null or an object, and a ``map`` of
+labels).
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ NAME = "search_request-learned.zcd"
 
 
 def main() -> None:
-    sets = (("learned.json", version_1), ("learned-2.json", version_2), ("learned-3.json", version_3))
+    sets = (
+        ("learned.json", version_1),
+        ("learned-2.json", version_2),
+        ("learned-3.json", version_3),
+        ("learned-4.json", version_4),
+    )
     for out, write in ((HERE / name, fn) for name, fn in sets):
         if out.exists() and "--force" not in sys.argv:
             print(f"{out} exists: released vectors are never edited (add new ones under a new version)")
@@ -182,6 +189,60 @@ def version_3(out: Path) -> None:
     add("suite-number-leading-zero", {**common[2], "suite": "Suite 0042"})
     invalid = [("padded-payload", first + b"\x00", "DecodeError")]
     _write(out, "spec/LEARNED_MODEL.md, version 3 (model format 3)", name, d, valid, invalid)
+
+
+def _event(rng: Any) -> dict[str, Any]:
+    """A service event: optional keys (``user``, ``note``), a ``parent`` that is null or an
+    object, and ``labels`` whose keys are data."""
+    event: dict[str, Any] = {"id": rng.randrange(10_000, 99_999), "kind": rng.choice(["push", "pull", "tag"])}
+    if rng.random() < 0.6:
+        event["user"] = rng.choice(["ana", "bo", "cy", "di", "ed"])
+    event["parent"] = None if rng.random() < 0.5 else {"id": rng.randrange(100), "kind": "push"}
+    labels = rng.sample(
+        ["env", "team", "tier", "zone", "app", "ver", "os", "arch", "lang", "cpu"], rng.randrange(4)
+    )
+    event["labels"] = {k: rng.choice(["a", "b", "c", "prod", "dev"]) for k in labels}
+    if rng.random() < 0.2:
+        event["note"] = rng.choice(["retry", "manual", "scheduled"])
+    return event
+
+
+def version_4(out: Path) -> None:
+    import random
+
+    from zeroc.learned import Model
+    from zeroc.learned._nodes import Categorical, Map, Object, walk
+
+    name = "events-learned.zcd"
+    rng = random.Random(50)
+    d = zeroc.train([_event(rng) for _ in range(1500)], candidates=[("learned", 19)], size=4096)
+    assert d.model is not None
+    nodes = list(walk(Model.from_bytes(d.model).root))
+    assert any(isinstance(n, Object) and isinstance(n.other, Object) for n in nodes)
+    assert any(isinstance(n, Map) for n in nodes)
+    assert any(isinstance(n, Categorical) and isinstance(n.fallback, Object) for n in nodes)
+    d.save(HERE / name)
+    (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
+    shape = Model.from_bytes(d.model).root
+    assert isinstance(shape, Object)
+    common = {k: v for k, v in _event(random.Random(51)).items()}
+    main = dict.fromkeys(shape.keys)
+    ordered = {k: common.get(k, {"id": 1, "kind": "push"} if k == "parent" else "ana") for k in main}
+
+    valid: list[dict[str, Any]] = []
+    add = _adder(d, valid)
+
+    first = add("most-common-key-order", ordered)
+    add("most-common-key-order-bare", {**ordered, "parent": None}, frame_id="bare")
+    short = {k: v for k, v in ordered.items() if k not in ("user", "note")}
+    add("optional-keys-absent", short)
+    add("parent-null-then-object", {**ordered, "parent": {"id": 7, "kind": "push"}})
+    add("labels-empty", {**ordered, "labels": {}})
+    add("labels-unseen-key", {**ordered, "labels": {"region": "eu", "env": "prod"}})
+    add("key-order-never-seen", dict(reversed(list(ordered.items()))))
+    add("parent-of-another-type", {**ordered, "parent": [1, 2]})
+    invalid = [("padded-payload", first + b"\x00", "DecodeError")]
+    _write(out, "spec/LEARNED_MODEL.md, version 4 (model format 4)", name, d, valid, invalid)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from zeroc.learned._nodes import (
     Given,
     IntRange,
     Magnitude,
+    Map,
     Node,
     Object,
     Prefixed,
@@ -31,8 +32,9 @@ from zeroc.learned._nodes import (
 )
 
 # The model document's format; formats 1 (no sure nodes, table rules code a symbol even without
-# an entry for the source) and 2 (no magnitude or shape nodes, no numeric affixes) are read too.
-FORMAT = 3
+# an entry for the source), 2 (no magnitude or shape nodes, no numeric affixes) and 3 (no maps,
+# objects escape to JSON text only) are read too.
+FORMAT = 4
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64
@@ -187,7 +189,21 @@ class Reader:
             if not all(type(k) is str for k in keys) or len(set(keys)) != len(keys) or len(keys) > MAX_TABLE:
                 raise self.fail("object keys must be distinct strings")
             kids = [self.node(c, sub, j) for j, c in enumerate(children)]
-            return Object(tuple(keys), kids, *self.counts(d))
+            other = None
+            if "other" in d:
+                if self.version < 4:
+                    raise self.fail("object.other appears from format 4 on")
+                other = self.node(d["other"], sub)
+            return Object(tuple(keys), kids, *self.counts(d), other)
+        if kind == "map":
+            if self.version < 4:
+                raise self.fail("map appears from format 4 on")
+            return Map(
+                self.node(d.get("count"), sub),
+                self.node(d.get("key"), sub),
+                self.node(d.get("value"), sub),
+                *self.counts(d),
+            )
         if kind in ("given", "affix", "sum", "prefixed"):
             if position is None:
                 raise self.fail(f"{kind} appears outside an object")

@@ -28,6 +28,7 @@ from zeroc.learned._nodes import (
     Given,
     IntRange,
     Magnitude,
+    Map,
     Node,
     Object,
     Prefixed,
@@ -37,8 +38,12 @@ from zeroc.learned._nodes import (
     Template,
     Words,
     as_key,
+    from_key,
     url_quote,
 )
+
+MAX_SHAPES = 16  # key orders an object's chain of shapes may hold
+MAP_SHAPES = 8  # objects of at least this many key sets are weighed as maps too
 
 
 class Learner:
@@ -64,11 +69,14 @@ class Learner:
         types = {type(v) for v in values}
         candidates: list[Node] = [Raw()]
         if types == {dict}:
-            return self._object(values)
+            return self._dicts(values)
         if types == {list}:
             return Array(
                 self.learn([len(v) for v in values]), self.learn([x for v in values for x in v]), 1, n
             )
+        union = self._union(values, types)
+        if union is not None:
+            candidates.append(union)
         distinct = len(set(map(as_key, values)))
         # Few distinct values: a table of them. In a small sample they may be few and still
         # mostly distinct: integers then weigh the table against ranges and magnitudes, and
@@ -118,7 +126,37 @@ class Learner:
         # A shape must save 1%: within that, the word and template models code faster.
         return min(candidates, key=lambda c: self.cost(c, values) * (1.01 if isinstance(c, Shape) else 1))
 
-    def _object(self, values: list[dict[str, Any]]) -> Object:
+    def _union(self, values: list[Any], types: set[type]) -> Categorical | None:
+        """Values of several types (null or an object, a number or a string): the scalars that
+        repeat as a table, and the rest through the model they call for -- an object's, an
+        integer's -- as the table's fallback."""
+        if len(types) < 2:
+            return None
+        counts = Counter(as_key(v) for v in values if type(v) not in (dict, list))
+        table = {k: c for k, c in counts.items() if c >= 2}
+        rest = [v for v in values if type(v) in (dict, list) or as_key(v) not in table]
+        if not rest or len(rest) == len(values) or len({type(v) for v in rest}) == len(types):
+            return None  # nothing repeats, or the rest mixes as many types: no simpler than before
+        top = sorted(table.items(), key=lambda kc: -kc[1])[:MAX_CATEGORIES]
+        node = Categorical([from_key(k) for k, _ in top], [c for _, c in top], len(rest), self.learn(rest))
+        return node
+
+    def _dicts(self, values: list[dict[str, Any]]) -> Object | Map:
+        """Objects: a chain of key orders or, where the keys are data (many key sets), a map
+        of key and value models -- whichever costs less."""
+        node = self._object(values)
+        if len({tuple(v) for v in values}) < MAP_SHAPES:
+            return node
+        entries = [(k, x) for v in values for k, x in v.items()]
+        keys = self.learn([k for k, _ in entries])
+        items = self.learn([x for _, x in entries])
+        candidate = Map(self.learn([len(v) for v in values]), keys, items, 1, len(values))
+        return candidate if self.cost(candidate, values) < self.cost(node, values) else node
+
+    def _object(self, values: list[dict[str, Any]], shapes: int = 1) -> Object:
+        """The most common key order's object; the others escape to the next most common's
+        (at most ``MAX_SHAPES`` in a chain, each seen at least twice) where that is cheaper than
+        their JSON text."""
         n = len(values)
         shape, count = Counter(tuple(v) for v in values).most_common(1)[0]
         rows = [v for v in values if tuple(v) == shape]
@@ -129,7 +167,13 @@ class Learner:
             if say is not None:
                 say(j, len(shape))
             children.append(self._child(columns, j))
-        return Object(shape, children, n - count + 1, count)
+        node = Object(shape, children, n - count + 1, count)
+        rest = [v for v in values if tuple(v) != shape]
+        if rest and shapes < MAX_SHAPES and Counter(tuple(v) for v in rest).most_common(1)[0][1] >= 2:
+            other = self._object(rest, shapes + 1)
+            if self.cost(other, rest) < self.cost(Raw(), rest):
+                node.other = other
+        return node
 
     def _child(self, columns: list[list[Any]], j: int) -> Node:
         """Column j's model: a rule over an earlier column where one holds or is cheaper than

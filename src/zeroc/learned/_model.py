@@ -14,7 +14,7 @@ from zeroc.learned._coder import NO_SIDE, Decoder, Encoder
 from zeroc.learned._format import FORMAT, MAX_MODEL_BYTES, MAX_TOTAL, Reader
 from zeroc.learned._generate import generate
 from zeroc.learned._learner import Learner, text_pricer
-from zeroc.learned._nodes import OFF, Array, Magnitude, Meter, Node, Object, Rule, Shape, walk
+from zeroc.learned._nodes import OFF, Array, Magnitude, Map, Meter, Node, Object, Rule, Shape, walk
 
 
 class Model:
@@ -105,7 +105,8 @@ class Model:
             isinstance(n, (Magnitude, Shape)) or getattr(n, "numeric", False) or getattr(n, "width", 1) == 0
             for n in nodes
         )
-        version = 3 if latest else 2 if modern else 1
+        chained = any(isinstance(n, Map) or (isinstance(n, Object) and n.other is not None) for n in nodes)
+        version = 4 if chained else 3 if latest else 2 if modern else 1
         doc = {"format": version, "common": self.common, "samples": self.samples, "root": root}
         return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
 
@@ -126,7 +127,7 @@ class Model:
             doc = _json.loads(text)
         except (ValueError, RecursionError, UnicodeDecodeError) as exc:
             raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
-        if type(doc) is not dict or doc.get("format") not in (1, 2, FORMAT):
+        if type(doc) is not dict or doc.get("format") not in (1, 2, 3, FORMAT):
             raise InvalidDictionary(
                 f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
             )
@@ -165,6 +166,13 @@ def breakdown(node: Node, values: list[Any], messages: int, path: str = "$") -> 
                 )
             else:
                 rows += breakdown(child, column, messages, f"{path}.{key}")
+        if node.other is not None:  # the next key order, as a field of its own: $.user|2
+            others = [v for v in values if not node.fits(v)]
+            rows += breakdown(node.other, others, messages, f"{path}|{path.count('|') + 2}")
+    elif isinstance(node, Map):
+        entries = [(k, x) for v in values if type(v) is dict for k, x in v.items()]
+        rows += breakdown(node.key, [k for k, _ in entries], messages, f"{path}{{key}}")
+        rows += breakdown(node.value, [x for _, x in entries], messages, f"{path}{{value}}")
     elif isinstance(node, Array):
         items = [x for v in values if type(v) is list for x in v]
         rows += breakdown(node.item, items, messages, f"{path}[]")

@@ -564,13 +564,18 @@ class Words(Escaping):
 
 
 class Object(Escaping):
-    """Objects with one key order: each key's value through its own model."""
+    """Objects with one key order: each key's value through its own model. Objects of other
+    keys or orders escape to ``other``: JSON text, or (format 4) the next most common key order
+    as an object node of its own, so optional keys and a few orders are a chain of shapes."""
 
     kind = "object"
 
-    def __init__(self, keys: tuple[str, ...], children: list[Node], esc: int, hits: int) -> None:
+    def __init__(
+        self, keys: tuple[str, ...], children: list[Node], esc: int, hits: int, other: Node | None = None
+    ) -> None:
         self.keys, self.children = keys, children
         self.esc, self.total = esc, esc + hits
+        self.other = other
 
     def fits(self, v: Any) -> bool:
         return type(v) is dict and tuple(v) == self.keys
@@ -600,6 +605,7 @@ class Object(Escaping):
             "keys": list(self.keys),
             "children": [c.to_data() for c in self.children],
             **self._counts(),
+            **({"other": self.other.to_data()} if self.other is not None else {}),
         }
 
 
@@ -870,10 +876,54 @@ class Array(Escaping):
         }
 
 
+class Map(Escaping):
+    """Objects whose keys are data (member names, ids): the number of entries, then each key
+    through ``key`` and its value through ``value`` (format 4)."""
+
+    kind = "map"
+
+    def __init__(self, count: Node, key: Node, value: Node, esc: int, hits: int) -> None:
+        self.count, self.key, self.value = count, key, value
+        self.esc, self.total = esc, esc + hits
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is dict
+
+    def put(self, v: Any, enc: Encoder) -> None:
+        self.count.encode(len(v), enc)
+        for k, x in v.items():
+            self.key.encode(k, enc)
+            self.value.encode(x, enc)
+
+    def get(self, dec: Decoder) -> Any:
+        n = self.count.decode(dec)
+        if type(n) is not int or not 0 <= n <= Array.MAX_LENGTH:
+            raise DecodeError("map size out of range")
+        out: dict[str, Any] = {}
+        for _ in range(n):
+            k = self.key.decode(dec)
+            if type(k) is not str or k in out:
+                raise DecodeError("a map key is not a new string")
+            out[k] = self.value.decode(dec)
+        return out
+
+    def describe(self) -> str:
+        return f"{{{self.key.describe()}: {self.value.describe()}}}"
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "count": self.count.to_data(),
+            "key": self.key.to_data(),
+            "value": self.value.to_data(),
+            **self._counts(),
+        }
+
+
 def walk(node: Node) -> Iterator[Node]:
     """The node and every node under it."""
     yield node
-    for name in ("fallback", "other", "inner", "count", "rest", "lengths", "item", "buckets"):
+    for name in ("fallback", "other", "inner", "count", "rest", "lengths", "item", "buckets", "key", "value"):
         sub = getattr(node, name, None)
         if isinstance(sub, Node):
             yield from walk(sub)
