@@ -20,7 +20,7 @@ from zeroc._compression import ZstdEngine
 from zeroc._dictionary import Dictionary
 from zeroc._errors import LimitExceeded, TrainingError, UsageError
 from zeroc._schema import Schema, resolve
-from zeroc.learned import Model, breakdown
+from zeroc.learned import LEARNED_SAMPLES, Model, breakdown
 
 MIN_SAMPLES = 8  # fewer: TrainingError (one or two held-back messages would choose by chance)
 # Below either figure zstd's trainer has too little to generalise from (it fails, or its
@@ -33,6 +33,7 @@ TIMING_ROUNDS = 5
 # Held-back messages timed (an even spread of them; sizes are measured on all): 2,000 time a
 # codec to within the machine's noise, and 10,000 held back from 50,000 samples took 28 s.
 TIMED_MESSAGES = 2_000
+MEASURED_MESSAGES = 5_000  # held-back messages measured at most (an even spread of them)
 HOLDOUT_EVERY = 5  # every 5th sample is held back: interleaved, so drift cannot bias the choice
 # Candidates the trainer measures. zstd 19 and deflate win on size but cost 10-30 µs a message.
 # Level 1 is left out: with a dictionary it encodes small messages no faster than level 3.
@@ -127,8 +128,9 @@ def train(
     step("serialize", 0, 1)
     serialized = [_json.owned(plain._dumps(v)) for v in values]
     train_set = [s for i, s in enumerate(serialized) if i % HOLDOUT_EVERY != HOLDOUT_EVERY - 1]
-    held = [v for i, v in enumerate(values) if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1]
-    held_bytes = [s for i, s in enumerate(serialized) if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1]
+    measured = slice(None, None, -(-len(values) // (HOLDOUT_EVERY * MEASURED_MESSAGES)))
+    held = [v for i, v in enumerate(values) if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1][measured]
+    held_bytes = [s for i, s in enumerate(serialized) if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1][measured]
     raw = len(values) < FEW_SAMPLES or sum(map(len, serialized)) < MIN_TOTAL_BYTES
     step("train dictionary", 0, 1)
     content = _train_zstd(train_set, size, raw)
@@ -150,6 +152,7 @@ def train(
         learned = []
     model_figures: dict[str, Any] = {}
     draft_learned = draft
+    train_values: list[Any] = []
     if learned:
         step("learn field model", 0, 1)
         as_json = _jsonable(values, sch)
@@ -216,7 +219,9 @@ def train(
     step("retrain on all samples", 0, 1)
     content = _train_zstd(serialized, size, raw)
     final_model = None
-    if chosen["method"] == "learned":
+    if chosen["method"] == "learned" and len(train_values) >= LEARNED_SAMPLES:
+        final_model = draft_learned.model  # relearning would see as many samples: ship the one measured
+    elif chosen["method"] == "learned":
         step("relearn field model on all samples", 0, 1)
         side = ZstdEngine(content, chosen["level"], max_window_size=8 << 20)
         final_model = Model.learn(

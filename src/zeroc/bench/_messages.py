@@ -16,7 +16,7 @@ from zeroc.workloads import WORKLOADS, entropy_floor, generate
 QUICK = (2_000, 2_000)
 FULL = (10_000, 10_000)  # the original benchmark's 10k training / 10k test messages
 CHUNK = 250  # approaches are timed in interleaved chunks so load bursts hit them alike
-PINNED = ["zeroc", "zstandard", "protobuf", "orjson", "brotli", "msgpack", "cbor2"]
+PINNED = ["zeroc", "zstandard", "protobuf", "orjson", "brotli", "msgpack", "cbor2", "botocore", "faker"]
 
 Progress = Callable[[str], None]
 

@@ -11,6 +11,6 @@ Modules, leaves first:
 - ``_model``: ``Model``, which puts them together, and ``breakdown`` (bits per field).
 """
 
-from zeroc.learned._model import Model, breakdown
+from zeroc.learned._model import LEARNED_SAMPLES, Model, breakdown
 
-__all__ = ["Model", "breakdown"]
+__all__ = ["LEARNED_SAMPLES", "Model", "breakdown"]

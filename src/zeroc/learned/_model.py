@@ -16,6 +16,11 @@ from zeroc.learned._generate import generate
 from zeroc.learned._learner import Learner, text_pricer
 from zeroc.learned._nodes import OFF, Array, Magnitude, Map, Meter, Node, Object, Rule, Shape, walk
 
+# Samples a model learns from. Learning takes ~1 ms a sample on varied records (40,000 faker
+# users, orders and logs: 46 s) and what more samples add shrinks: learned on 20,000 of those,
+# held-back records cost 65.4 B, on 40,000 63.8 B (on 10,000, 70.6 B).
+LEARNED_SAMPLES = 20_000
+
 
 class Model:
     """A learned model of a message: ``encode(value) -> bytes``, ``decode(bytes) -> value``.
@@ -47,9 +52,11 @@ class Model:
         dictionary_size: int = 32 * 1024,
         progress: Callable[[int, int], None] | None = None,
     ) -> Model:
-        """Learn from samples; with ``side`` (the engine that will compress the side stream),
-        text is priced by what it compresses to (see :func:`text_pricer`). ``progress`` hears
-        (fields learned, fields) of the top-level object."""
+        """Learn from samples (an even spread of at most ``LEARNED_SAMPLES`` of them); with
+        ``side`` (the engine that will compress the side stream), text is priced by what it
+        compresses to (see :func:`text_pricer`). ``progress`` hears (fields learned, fields) of
+        the top-level object."""
+        samples = samples[:: -(-len(samples) // LEARNED_SAMPLES)] if samples else samples
         text = text_pricer(samples, side, dictionary_size) if side is not None else None
         root = Learner(text, progress).learn(samples)
         probe = cls(root)

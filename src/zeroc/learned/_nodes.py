@@ -151,6 +151,8 @@ class Escaping(Node):
 def as_key(v: Any) -> Any:
     """A hashable key that tells 1 from 1.0 and True, and 0.0 from -0.0."""
     t = type(v)
+    if t is str or t is int or t is bool or v is None:  # first: the generated code's lookups
+        return (t.__name__, v)
     if t is float:
         return ("float", repr(v))
     if t is dict or t is list:
