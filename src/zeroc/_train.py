@@ -30,10 +30,10 @@ FEW_SAMPLES = 32
 MIN_TOTAL_BYTES = 2048
 ZDICT_MAGIC = b"\x37\xa4\x30\xec"  # a trained dictionary's first bytes: raw content must not begin so
 TIMING_ROUNDS = 5
-# Held-back messages timed (an even spread of them; sizes are measured on all): 2,000 time a
-# codec to within the machine's noise, and 10,000 held back from 50,000 samples took 28 s.
+# Held-back messages measured (sizes) and timed, at most (an even spread of them): 2,000 time a
+# codec to within the machine's noise, and timing all 10,000 held back from 50,000 took 28 s.
 TIMED_MESSAGES = 2_000
-MEASURED_MESSAGES = 5_000  # held-back messages measured at most (an even spread of them)
+MEASURED_MESSAGES = 5_000
 HOLDOUT_EVERY = 5  # every 5th sample is held back: interleaved, so drift cannot bias the choice
 # Candidates the trainer measures. zstd 19 and deflate win on size but cost 10-30 µs a message.
 # Level 1 is left out: with a dictionary it encodes small messages no faster than level 3.
