@@ -1,26 +1,42 @@
-"""Shared fixtures: the real corpora in ../shared/data/json and small trained dictionaries."""
+"""Shared fixtures: the real corpora (decompressed from this repository's copies into a
+temporary folder, ``DATA / "json"``) and small trained dictionaries."""
 
 from __future__ import annotations
 
+import atexit
 import json
-import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 
 import zeroc
 from zeroc.workloads import WORKLOADS, generate
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("ZEROC_SHARED_DATA", ROOT.parent / "shared" / "data"))
+# The benchmark's copies of four simdjson documents, and the tests' own copy of canada.json
+# (tests/data/README.md): a fresh clone tests alone, with nothing beside it.
+COPIES = [
+    *(ROOT / "src" / "zeroc" / "bench" / "corpora").glob("*.json.zst"),
+    ROOT / "tests" / "data" / "canada.json.zst",
+]
+DATA = Path(tempfile.mkdtemp(prefix="zeroc-corpora-"))
+atexit.register(shutil.rmtree, DATA, True)
+(DATA / "json").mkdir()
+for _copy in COPIES:
+    (DATA / "json" / _copy.name.removesuffix(".zst")).write_bytes(
+        zstandard.ZstdDecompressor().decompress(_copy.read_bytes())
+    )
 
 
 def corpus(name: str) -> Any:
-    """Load a corpus from ../shared/data/json; fail loudly (never skip) when it is missing."""
+    """Load a real corpus; fail loudly (never skip) when it is missing."""
     path = DATA / "json" / name
     if not path.is_file():
-        pytest.fail(f"corpus {path} is missing: tests read ../shared/data (or $ZEROC_SHARED_DATA)")
+        pytest.fail(f"corpus {path} is missing: tests read the copies listed in tests/data/README.md")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
