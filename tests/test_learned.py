@@ -168,6 +168,19 @@ def _nodes(tree: object, out: list[tuple[object, object]]) -> list[tuple[object,
     return out
 
 
+def _mutated_model(d: Dictionary, doc: object, poison: list[object], rng: random.Random) -> bytes:
+    """``d`` as a dictionary file whose model document has 1-3 of its fields deleted or poisoned."""
+    bad = copy.deepcopy(doc)
+    for _ in range(rng.randint(1, 3)):
+        holder, key = rng.choice(_nodes(bad, []))
+        if isinstance(holder, dict) and rng.random() < 0.2:
+            del holder[key]
+        else:
+            holder[key] = rng.choice(poison)  # type: ignore[index]
+    section = zstandard.ZstdCompressor().compress(json.dumps(bad).encode())
+    return Dictionary(d.content, d.serialization, d.codec, d.schema, model=section).to_bytes()
+
+
 @pytest.mark.parametrize(("name", "rounds"), [("search_request", 300), ("order", 150)])
 def test_hostile_model_files_are_rejected_or_stay_safe(
     workload_dicts: dict[str, Dictionary], name: str, rounds: int
@@ -180,17 +193,8 @@ def test_hostile_model_files_are_rejected_or_stay_safe(
     poison = [None, -1, 0, 2**70, -(2**80), "x", "", [], {}, 1.5, True, [1, 2], {"kind": "raw"}, "object"]
     rejected = loaded = 0
     for _ in range(rounds):
-        bad = copy.deepcopy(doc)
-        for _ in range(rng.randint(1, 3)):
-            holder, key = rng.choice(_nodes(bad, []))
-            if isinstance(holder, dict) and rng.random() < 0.2:
-                del holder[key]
-            else:
-                holder[key] = rng.choice(poison)  # type: ignore[index]
-        section = zstandard.ZstdCompressor().compress(json.dumps(bad).encode())
-        data = Dictionary(d.content, d.serialization, d.codec, d.schema, model=section).to_bytes()
         try:
-            hostile = Codec(Dictionary.from_bytes(data))
+            hostile = Codec(Dictionary.from_bytes(_mutated_model(d, doc, poison, rng)))
         except InvalidDictionary:
             rejected += 1
             continue
@@ -586,20 +590,8 @@ def test_format_4_models_under_fuzzing() -> None:
     poison = [None, -1, 0, 2**70, "x", [], {}, 1.5, True, {"kind": "raw"}, {"kind": "map"}, "object"]
     rejected = 0
     for _ in range(200):
-        bad = copy.deepcopy(doc)
-        for _ in range(rng.randint(1, 3)):
-            holder, key = rng.choice(_nodes(bad, []))
-            if isinstance(holder, dict) and rng.random() < 0.2:
-                del holder[key]
-            else:
-                holder[key] = rng.choice(poison)  # type: ignore[index]
-        section = zstandard.ZstdCompressor().compress(json.dumps(bad).encode())
         try:
-            hostile = Codec(
-                Dictionary.from_bytes(
-                    Dictionary(d.content, d.serialization, d.codec, d.schema, model=section).to_bytes()
-                )
-            )
+            hostile = Codec(Dictionary.from_bytes(_mutated_model(d, doc, poison, rng)))
         except InvalidDictionary:
             rejected += 1
             continue
