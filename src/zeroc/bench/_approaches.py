@@ -61,29 +61,21 @@ DESCRIPTIONS = {
 }
 
 
-def build(train: list[Any], message_class: type) -> list[Approach]:
-    """All approaches, trained on ``train`` where they use a dictionary."""
+Pair = tuple[Callable[[Any], bytes], Callable[[bytes], Any]]
+SCHEMALESS = ("json", "json+gzip", "json+brotli", "json+zstd", "msgpack+gzip", "cbor")  # schemaless()'s
+
+
+def schemaless() -> dict[str, Pair]:
+    """The formats APIs use today without a schema or a dictionary: JSON alone and with gzip,
+    brotli or zstd, MessagePack + gzip, CBOR (shared with the real-traffic section)."""
     import brotli
     import cbor2
     import msgpack
 
-    schema = zeroc.Schema(message_class)
-    pb_dumps, pb_loads = schema.dumps, schema.loads
-    pb_dict = zstd.train_dictionary(ORIGINAL_DICT_SIZE, [pb_dumps(m) for m in train])
-    pb_dict.precompute_compress(level=3)
-    pb_zc, pb_zd = zstd.ZstdCompressor(level=3, dict_data=pb_dict), zstd.ZstdDecompressor(dict_data=pb_dict)
-    oj_dict = zstd.train_dictionary(DICT_SIZE, [orjson.dumps(m) for m in train])
-    oj_dict.precompute_compress(level=3)
-    oj_zc, oj_zd = zstd.ZstdCompressor(level=3, dict_data=oj_dict), zstd.ZstdDecompressor(dict_data=oj_dict)
     plain_zc, plain_zd = zstd.ZstdCompressor(level=3), zstd.ZstdDecompressor()
-    codec = zeroc.Codec(zeroc.train(train, schema=message_class))
-    learned = zeroc.Codec(
-        zeroc.train(train, schema=message_class, candidates=[("learned", 19)]), frame_id="bare"
-    )
     packb, unpackb = msgpack.packb, msgpack.unpackb
     loads = json.loads
-
-    fns: dict[str, tuple[Callable[[Any], bytes], Callable[[bytes], Any]]] = {
+    return {
         "json": (_compact, loads),
         "json+gzip": (lambda m: _gzip(_compact(m)), lambda b: loads(gzip.decompress(b))),
         "json+brotli": (
@@ -93,6 +85,25 @@ def build(train: list[Any], message_class: type) -> list[Approach]:
         "json+zstd": (lambda m: plain_zc.compress(_compact(m)), lambda b: loads(plain_zd.decompress(b))),
         "msgpack+gzip": (lambda m: _gzip(packb(m)), lambda b: unpackb(gzip.decompress(b))),
         "cbor": (cbor2.dumps, cbor2.loads),
+    }
+
+
+def build(train: list[Any], message_class: type) -> list[Approach]:
+    """All approaches, trained on ``train`` where they use a dictionary."""
+    schema = zeroc.Schema(message_class)
+    pb_dumps, pb_loads = schema.dumps, schema.loads
+    pb_dict = zstd.train_dictionary(ORIGINAL_DICT_SIZE, [pb_dumps(m) for m in train])
+    pb_dict.precompute_compress(level=3)
+    pb_zc, pb_zd = zstd.ZstdCompressor(level=3, dict_data=pb_dict), zstd.ZstdDecompressor(dict_data=pb_dict)
+    oj_dict = zstd.train_dictionary(DICT_SIZE, [orjson.dumps(m) for m in train])
+    oj_dict.precompute_compress(level=3)
+    oj_zc, oj_zd = zstd.ZstdCompressor(level=3, dict_data=oj_dict), zstd.ZstdDecompressor(dict_data=oj_dict)
+    codec = zeroc.Codec(zeroc.train(train, schema=message_class))
+    learned = zeroc.Codec(
+        zeroc.train(train, schema=message_class, candidates=[("learned", 19)]), frame_id="bare"
+    )
+    fns: dict[str, Pair] = {
+        **schemaless(),
         "protobuf": (pb_dumps, pb_loads),
         "protobuf+gzip": (lambda m: _gzip(pb_dumps(m)), lambda b: pb_loads(gzip.decompress(b))),
         "protobuf+zstd-dict-default-frame": (

@@ -153,7 +153,11 @@ def markdown(result: dict[str, Any], command: str) -> str:
     lines += ["## Approaches", ""]
     lines += [f"- **{k}** — {v}" for k, v in m["descriptions"].items()]
     if traffic:
-        lines += [f"- **{k}** (real traffic) — {v}" for k, v in TRAFFIC_DESCRIPTIONS.items()]
+        lines += [  # the schemaless formats are described once, above
+            f"- **{k}** (real traffic) — {v}"
+            for k, v in TRAFFIC_DESCRIPTIONS.items()
+            if m["descriptions"].get(k) != v
+        ]
     lines += [
         "",
         "## Rerun",

@@ -8,8 +8,6 @@ learned codec wherever it is at least 15% smaller than zstd and no slower than j
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +15,8 @@ import orjson
 import zstandard as zstd
 
 import zeroc
-from zeroc.bench._approaches import Approach
+from zeroc.bench._approaches import DESCRIPTIONS as MESSAGE_DESCRIPTIONS
+from zeroc.bench._approaches import SCHEMALESS, Approach, Pair, schemaless
 from zeroc.bench._corpora import SETS
 from zeroc.bench._messages import measure
 
@@ -27,12 +26,7 @@ DICT_SIZE = 32 * 1024
 CLEARLY_SMALLER = 0.85  # learned at most this fraction of zstd-19's bytes: the default should take it
 
 DESCRIPTIONS = {
-    "json": "json.dumps (compact) / json.loads",
-    "json+gzip": "json.dumps + gzip level 6 (gzip format, as HTTP sends it)",
-    "json+brotli": "json.dumps + brotli quality 5",
-    "json+zstd": "json.dumps + zstd level 3, no dictionary, standard frame",
-    "msgpack+gzip": "msgpack.packb + gzip level 6",
-    "cbor": "cbor2.dumps / cbor2.loads",
+    **{name: MESSAGE_DESCRIPTIONS[name] for name in SCHEMALESS},
     "zstd-3+dict": (
         "the original Zeroc method without a schema: orjson + zstd level 3 with a 32 KB dictionary "
         "trained by zstd, zstd's default frame"
@@ -44,23 +38,14 @@ DESCRIPTIONS = {
 }
 
 
-def _gzip(data: bytes) -> bytes:
-    return gzip.compress(data, 6, mtime=0)
-
-
 def build(train: list[Any]) -> tuple[list[Approach], dict[str, Any]]:
-    """All approaches for schemaless JSON, trained on ``train``; also the default dictionary's
-    choice and the candidates ``train`` measured."""
-    import brotli
-    import cbor2
-    import msgpack
-
+    """All approaches for schemaless JSON, trained on ``train``; also the codec the default
+    dictionary chose."""
     texts: list[Any] = [orjson.dumps(m) for m in train]
     trained = zstd.train_dictionary(min(DICT_SIZE, sum(map(len, texts))), texts) if len(train) >= 32 else None
     z3 = zstd.ZstdCompressor(level=3, dict_data=trained)
     z19 = zstd.ZstdCompressor(level=19, dict_data=trained)
     zd = zstd.ZstdDecompressor(dict_data=trained)
-    plain_zc, plain_zd = zstd.ZstdCompressor(level=3), zstd.ZstdDecompressor()
     default = zeroc.train(train)
     codecs = {
         "zeroc": zeroc.Codec(default),
@@ -68,24 +53,13 @@ def build(train: list[Any]) -> tuple[list[Approach], dict[str, Any]]:
         "zeroc-learned": zeroc.Codec(zeroc.train(train, candidates=[("learned", 19)])),
     }
     dumps, loads = orjson.dumps, orjson.loads
-    compact: Callable[[Any], bytes] = lambda m: json.dumps(m, separators=(",", ":")).encode()  # noqa: E731
-    packb, unpackb = msgpack.packb, msgpack.unpackb
-    fns: dict[str, tuple[Callable[[Any], bytes], Callable[[bytes], Any]]] = {
-        "json": (compact, json.loads),
-        "json+gzip": (lambda m: _gzip(compact(m)), lambda b: json.loads(gzip.decompress(b))),
-        "json+brotli": (
-            lambda m: brotli.compress(compact(m), quality=5),
-            lambda b: json.loads(brotli.decompress(b)),
-        ),
-        "json+zstd": (lambda m: plain_zc.compress(compact(m)), lambda b: json.loads(plain_zd.decompress(b))),
-        "msgpack+gzip": (lambda m: _gzip(packb(m)), lambda b: unpackb(gzip.decompress(b))),
-        "cbor": (cbor2.dumps, cbor2.loads),
+    fns: dict[str, Pair] = {
+        **schemaless(),
         "zstd-3+dict": (lambda m: z3.compress(dumps(m)), lambda b: loads(zd.decompress(b))),
         "zstd-19+dict": (lambda m: z19.compress(dumps(m)), lambda b: loads(zd.decompress(b))),
         **{name: (c.encode, c.decode) for name, c in codecs.items()},
     }
-    chosen = {"codec": default.codec, "candidates": default.validation.get("candidates", [])}
-    return [Approach(n, DESCRIPTIONS[n], e, d) for n, (e, d) in fns.items()], chosen
+    return [Approach(n, DESCRIPTIONS[n], e, d) for n, (e, d) in fns.items()], default.codec
 
 
 def run(quick: bool = True, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -110,7 +84,7 @@ def run(quick: bool = True, progress: Callable[[str], None] | None = None) -> di
             "train_messages": len(train),
             "test_messages": len(test),
             "json_bytes_mean": round(sum(len(orjson.dumps(m)) for m in test) / len(test), 1),
-            "default_choice": chosen["codec"],
+            "default_choice": chosen,
             "approaches": results,
         }
     return out
