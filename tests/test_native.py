@@ -50,7 +50,7 @@ def pure_python(model: Model) -> Model:
     """The same model with its generated code keeping the coder's integers in Python."""
     saved, _generate.NATIVE = _generate.NATIVE, False
     try:
-        return Model(model.root, model.common, model.samples, model.side)
+        return Model(model.root, model.common, model.samples, model.side, model.version)
     finally:
         _generate.NATIVE = saved
 

@@ -72,7 +72,7 @@ def test_vectors_cover_every_method_and_reference() -> None:
 
 LEARNED_SETS = {
     name: json.loads((VECTORS / name).read_text(encoding="utf-8"))
-    for name in ("learned.json", "learned-2.json", "learned-3.json", "learned-4.json")  # formats 1 to 4
+    for name in ("learned.json", "learned-2.json", "learned-3.json", "learned-4.json", "learned-5.json")
 }
 LEARNED = LEARNED_SETS["learned.json"]
 
@@ -111,7 +111,13 @@ def test_learned_model_formats() -> None:
     a number with a leading zero off it."""
     from zeroc.learned._model import Model
 
-    sets = (("learned.json", 1), ("learned-2.json", 2), ("learned-3.json", 3), ("learned-4.json", 4))
+    sets = (
+        ("learned.json", 1),
+        ("learned-2.json", 2),
+        ("learned-3.json", 3),
+        ("learned-4.json", 4),
+        ("learned-5.json", 5),
+    )
     for name, version in sets:
         d = learned_dictionary(LEARNED_SETS[name])
         assert d.model is not None
@@ -141,6 +147,34 @@ def test_learned_model_formats() -> None:
                 model._fast_encode(valid[n]["input"]) is None
                 for n in ("optional-keys-absent", "key-order-never-seen", "parent-of-another-type")
             )
+
+
+def test_format_5_writes_one_block_as_older_formats_and_larger_messages_in_blocks() -> None:
+    """Set 5's messages of one block are the bytes the same model writes without blocks (formats
+    1-4); its larger ones are blocks: each of the canonical length for its interval, read back
+    one at a time."""
+    from zeroc.learned._coder import BLOCK_BYTES
+    from zeroc.learned._model import Model
+
+    doc = LEARNED_SETS["learned-5.json"]
+    d = learned_dictionary(doc)
+    assert d.model is not None
+    blocks = Model.from_bytes(d.model)
+    legacy = Model(blocks.root, blocks.common, blocks.samples, None, version=4)
+    assert blocks.blocks and not legacy.blocks
+    valid = {v["name"]: v for v in doc["valid"]}
+    small = valid["one-block-common-path-bare"]["input"]
+    assert (
+        blocks.encode(small)
+        == legacy.encode(small)
+        == bytes.fromhex(valid["one-block-common-path-bare"]["frame_hex"])
+    )
+    large = valid["common-path-value-of-many-blocks"]["input"]
+    assert blocks._fast_encode(large) is None and legacy._fast_encode(large) is not None
+    long = bytes.fromhex(valid["many-blocks-long-array"]["frame_hex"])[1:]
+    assert len(long) > 4 * BLOCK_BYTES and legacy.decode(legacy.encode(large)) == large
+    with pytest.raises(zeroc.LimitExceeded):  # past 4,096 symbols, formats 1-4 refuse
+        legacy.encode(valid["many-blocks-long-array"]["input"])
 
 
 def test_learned_vectors_cover_the_paths() -> None:

@@ -8,7 +8,8 @@ model with ``sure`` rules and categoricals) and learned-3.json (model format 3: 
 ``magnitude``, an ``id_str`` as the numeric ``affix`` of its ``id``, a date by its ``shape``, a
 suite number of any length by a ``template`` of width 0) and learned-4.json (model format 4:
 optional keys as a chain of key orders, a field that is null or an object, and a ``map`` of
-labels).
+labels) and learned-5.json (model format 5, the block coder: batches of sensor readings, one
+block and many, on and off the common path, with and without a side stream).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def main() -> None:
         ("learned-2.json", version_2),
         ("learned-3.json", version_3),
         ("learned-4.json", version_4),
+        ("learned-5.json", version_5),
     )
     for out, write in ((HERE / name, fn) for name, fn in sets):
         if out.exists() and "--force" not in sys.argv:
@@ -243,6 +245,75 @@ def version_4(out: Path) -> None:
     add("parent-of-another-type", {**ordered, "parent": [1, 2]})
     invalid = [("padded-payload", first + b"\x00", "DecodeError")]
     _write(out, "spec/LEARNED_MODEL.md, version 4 (model format 4)", name, d, valid, invalid)
+
+
+def _readings(rng: Any, count: int) -> list[dict[str, Any]]:
+    """A batch of sensor readings, as one message."""
+    return [
+        {
+            "sensor": f"s{rng.randrange(8)}",
+            "value": rng.randrange(1000),
+            "unit": "C",
+            "ok": rng.random() < 0.9,
+        }
+        for _ in range(count)
+    ]
+
+
+def version_5(out: Path) -> None:
+    import random
+
+    from zeroc import DecodeError
+    from zeroc.learned import Model
+    from zeroc.learned._coder import BLOCK_BYTES, NO_SIDE, Encoder
+    from zeroc.learned._generate import generate as generate_code
+
+    name = "readings-learned.zcd"
+    rng = random.Random(52)
+    samples = [_readings(rng, rng.randrange(1, 400)) for _ in range(400)]
+    d = zeroc.train(samples, candidates=[("learned", 19)], size=4096)
+    assert d.model is not None
+    model = Model.from_bytes(d.model)
+    assert model.blocks
+    d.save(HERE / name)
+    (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
+    rng = random.Random(53)
+    small, large = _readings(rng, 5), _readings(rng, 300)
+    assert model._fast_encode(small) is not None and model._fast_encode(large) is None
+
+    valid: list[dict[str, Any]] = []
+    add = _adder(d, valid)
+    add("one-block-common-path", small)
+    add("one-block-common-path-bare", small, frame_id="bare")
+    add("one-block-off-path-side-stream", [*small, {**small[0], "unit": "K"}])
+    many = add("common-path-value-of-many-blocks", large)
+    add("many-blocks-side-stream", [*large[:150], {**large[0], "unit": "kelvin"}, *large[150:]])
+    add("many-blocks-checksum", large, checksum=True)
+    batch = add("many-blocks-long-array", _readings(rng, 900))
+    assert len(many) > BLOCK_BYTES and len(batch) > 4 * BLOCK_BYTES
+
+    # The same large value on the common path as formats 1-4 code it: one block, which format 5
+    # never writes.
+    head = Encoder()
+    head.put(*NO_SIDE)
+    head.put(*model.on)
+    legacy, _ = generate_code(model.root, (head.low, head.rng, head.den), model.flag_total, model.common)
+    two = legacy(large)
+    assert two is not None
+    invalid = [
+        ("common-path-payload-of-two-blocks", many[:1] + two, "DecodeError"),
+        ("block-cut-short", many[:200] + many[201:], "DecodeError"),
+        ("block-byte-changed", many[:100] + bytes([many[100] ^ 0x10]) + many[101:], "DecodeError"),
+        ("padded-payload", many + b"\x00", "DecodeError"),
+    ]
+    codec = zeroc.Codec(d)
+    for _n, frame, _e in invalid:
+        try:
+            codec.decode(frame)
+        except DecodeError:
+            continue
+        raise AssertionError(f"{_n} decodes")
+    _write(out, "spec/LEARNED_MODEL.md, version 5 (model format 5)", name, d, valid, invalid)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ _FRAME_IDS = {"context": Ref.CONTEXT, "short": Ref.SHORT_ID, "sha256": Ref.SHA25
 _FAMILY = {Method.ZSTD_BLOCK: "zstd", Method.ZSTD_FRAME: "zstd", Method.DEFLATE: "deflate"}
 # A learned payload longer than this is compared with zstd + dictionary (messages off the model).
 LEARNED_RECHECK = 64
+# ... at this level at most, for format-5 models: the comparison then costs a fraction of what
+# the model's own coding does, at any size (zstd-19 on a large batch took longer than the model).
+RECHECK_LEVEL = 3
 
 
 def _bytes_dumps(value: Any) -> bytes:
@@ -128,8 +131,11 @@ class Codec:
         self._plain: dict[str, Engine] = {}
         self._others: dict[bytes, Codec] = {}
         self._model: Model | None = None
+        self._recheck = self._engine  # what a long learned payload is compared with
         if dictionary is not None and dictionary.model is not None:
             self._model = Model.from_bytes(dictionary.model, side=self._engine)
+            if self._model.blocks and family == "zstd" and level > RECHECK_LEVEL:
+                self._recheck = make_engine("zstd", RECHECK_LEVEL, content, max_window_size=max_window_size)
         elif self.method == "learned":
             raise UsageError("the learned codec needs a dictionary trained with a model")
         self._sha = dictionary.digest if dictionary else None
@@ -214,13 +220,16 @@ class Codec:
             return self._learned_head + crc + payload
         value = self._as_value(value)
         # Far from what the model learned: zstd with the dictionary (or the serialization as it
-        # is) when that is smaller.
+        # is) when that is smaller, measured at a fast level and written at the codec's.
         data = self._dumps(value)
-        method, packed = self._engine.compress(data)
-        if len(packed) >= len(data):
-            method, packed = 0, data
-        if payload is not None and len(payload) <= len(packed):
+        method, packed = self._recheck.compress(data)
+        if payload is not None and len(payload) <= min(len(packed), len(data)):
             method, packed, data = int(Method.LEARNED), payload, _json.dumps(value)
+        else:
+            if self._recheck is not self._engine:
+                method, packed = self._engine.compress(data)
+            if len(packed) >= len(data):
+                method, packed = 0, data
         if self.checksum:
             return self._heads[method] + crc32(data).to_bytes(4, "little") + packed
         return self._heads[method] + packed

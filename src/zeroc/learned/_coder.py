@@ -16,6 +16,13 @@ nothing it decodes.
 The decoder keeps ``x / R``, the payload's position inside the current interval, as two
 integers: ``slot = x * total // R`` names the next symbol and ``x = x * total - start * R``,
 ``R *= freq`` takes it. It needs no bound checks: ``0 <= x < R`` holds by construction.
+
+From model format 5 the body is coded in *blocks* (``blocks=True``): once a block's symbols
+carry more than 2^2048 of information (``den > rng << BLOCK_BITS``), it is written as the
+shortest number whose whole unit lies in its interval and the next block starts afresh. The
+integers never outgrow one block, so a symbol costs the same at any message size, and a decoder
+reads at most ``BLOCK_BYTES`` of the payload as a number at a time. A message of one block is
+the same bytes as before.
 """
 
 from __future__ import annotations
@@ -33,6 +40,14 @@ SIDE_RAW = 0
 # cost grows with the square of its symbols: past this, encoders refuse (a codec then uses zstd)
 # and decoders reject, which bounds the work any payload can cause.
 MAX_SYMBOLS = 4096
+# Format 5's blocks: a block ends after the symbol that takes its information past BLOCK_BITS,
+# so its canonical number is at most BLOCK_BYTES long (2,048 bits, one more symbol of at most
+# 128 bits, the head's 90, two bytes of rounding). Its payloads may yield MAX_SYMBOLS +
+# PER_BYTE symbols per payload byte; older formats' arithmetic parts are at most LEGACY_BYTES.
+BLOCK_BITS = 2048
+BLOCK_BYTES = 288
+PER_BYTE = 16
+LEGACY_BYTES = 65552
 
 
 def code_length(n: int) -> list[tuple[int, int, int]]:
@@ -62,9 +77,33 @@ def shortest(low: int, rng: int, den: int, contained: bool) -> tuple[int, int]:
         n += 1
 
 
-def finish(low: int, rng: int, den: int, side: bytes, engine: Any = None) -> bytes:
+def _number(low: int, rng: int, den: int, contained: bool) -> bytes:
+    n, k = shortest(low, rng, den, contained)
+    return k.to_bytes(n, "big") if n else b""
+
+
+def beyond_block(rng: int, den: int, scale: int = 1) -> bool:
+    """Whether a common-path body (head: no side stream, then the flag) has left its first
+    block: ``den / 65536 > (rng / 65535 / scale) << BLOCK_BITS`` (``rng`` is the decoder's
+    ``R``, scaled, when ``scale`` is given)."""
+    if den.bit_length() - rng.bit_length() + 8 * (scale.bit_length() - 1) < BLOCK_BITS - 1:
+        return False  # far from it (the common case): no big products
+    return den * (FLAG_TOTAL - 1) * scale > (rng * FLAG_TOTAL) << BLOCK_BITS
+
+
+def finish(
+    low: int,
+    rng: int,
+    den: int,
+    side: bytes,
+    engine: Any = None,
+    first: tuple[int, int, int] | None = None,
+    blocks: tuple[bytes, ...] | list[bytes] = (),
+) -> bytes:
     """The payload for a coded interval and its side bytes, which ``engine`` (a zstd engine with
-    the model's dictionary) compresses when that makes them smaller."""
+    the model's dictionary) compresses when that makes them smaller. With blocks (format 5),
+    ``first`` is the first block's interval and ``blocks`` the bytes of those between it and
+    the last one (``low``/``rng``/``den``)."""
     if side:
         mode = SIDE_RAW
         if engine is not None:
@@ -79,51 +118,91 @@ def finish(low: int, rng: int, den: int, side: bytes, engine: Any = None) -> byt
         head_low, head_rng, head_den = head.low, head.rng, head.den
     else:
         head_low, head_rng, head_den = NO_SIDE
-    # The head interval, refined by the body's.
-    low, rng, den = head_low * den + head_rng * low, head_rng * rng, head_den * den
-    n, k = shortest(low, rng, den, bool(side))
-    return (k.to_bytes(n, "big") if n else b"") + side
+    if first is None:  # one block: the head interval, refined by the body's
+        low, rng, den = head_low * den + head_rng * low, head_rng * rng, head_den * den
+        return _number(low, rng, den, bool(side)) + side
+    f_low, f_rng, f_den = first
+    f_low, f_rng, f_den = head_low * f_den + head_rng * f_low, head_rng * f_rng, head_den * f_den
+    return _number(f_low, f_rng, f_den, True) + b"".join(blocks) + _number(low, rng, den, bool(side)) + side
 
 
 class Encoder:
-    """Symbols in, payload out. Generated fast paths keep the same three integers as locals."""
+    """Symbols in, payload out. Generated fast paths keep the same three integers as locals.
+    ``blocks``: the block coder of format 5 (else at most MAX_SYMBOLS symbols, in one block)."""
 
-    __slots__ = ("count", "den", "low", "rng", "side")
+    __slots__ = ("blocks", "count", "den", "done", "first", "low", "rng", "side")
 
-    def __init__(self) -> None:
+    def __init__(self, blocks: bool = False) -> None:
         self.low, self.rng, self.den = 0, 1, 1
         self.side: list[bytes] = []
         self.count = 0
+        self.blocks = blocks
+        self.first: tuple[int, int, int] | None = None  # the first block, once it has ended
+        self.done: list[bytes] = []  # the blocks after it that have ended, written
 
     def put(self, start: int, freq: int, total: int) -> None:
         """Code the symbol occupying [start, start + freq) out of ``total``."""
         self.count += 1
-        if self.count > MAX_SYMBOLS:
-            raise LimitExceeded(f"value needs more than {MAX_SYMBOLS} learned-model symbols")
         self.low = self.low * total + self.rng * start
         self.rng *= freq
         self.den *= total
+        if self.blocks:
+            if self.den > self.rng << BLOCK_BITS:
+                self.end_block()
+        elif self.count > MAX_SYMBOLS:
+            raise LimitExceeded(f"value needs more than {MAX_SYMBOLS} learned-model symbols")
+
+    def end_block(self) -> None:
+        if self.first is None:  # written at the end, when the head it starts with is known
+            self.first = (self.low, self.rng, self.den)
+        else:
+            self.done.append(_number(self.low, self.rng, self.den, True))
+        self.low, self.rng, self.den = 0, 1, 1
 
     def put_bytes(self, data: bytes) -> None:
         """Raw bytes, to the side stream (their length is the caller's to code)."""
         self.side.append(data)
 
     def finish(self, engine: Any = None) -> bytes:
-        return finish(self.low, self.rng, self.den, b"".join(self.side), engine)
+        side = b"".join(self.side)
+        payload = finish(self.low, self.rng, self.den, side, engine, self.first, self.done)
+        if self.blocks and self.count > MAX_SYMBOLS + PER_BYTE * len(payload):
+            raise LimitExceeded(
+                f"value needs {self.count} learned-model symbols, more than its payload may hold"
+            )
+        return payload
 
 
 class Decoder:
     """Decodes symbols in the order they were put. ``budget`` bounds the symbols one payload may
-    yield, so a forged payload cannot make a model loop for long."""
+    yield, so a forged payload cannot make a model loop for long. ``blocks``: format 5's block
+    coder (the payload is read one block at a time)."""
 
-    __slots__ = ("R", "arith", "budget", "buf", "data", "den", "num", "pos", "scale", "x")
+    __slots__ = (
+        "R",
+        "arith",
+        "bden",
+        "blocks",
+        "brng",
+        "budget",
+        "buf",
+        "data",
+        "den",
+        "num",
+        "pos",
+        "scale",
+        "start",
+        "x",
+    )
 
-    def __init__(self, data: bytes, engine: Any = None, max_size: int = 64 * 1024 * 1024) -> None:
+    def __init__(
+        self, data: bytes, engine: Any = None, max_size: int = 64 * 1024 * 1024, blocks: bool = False
+    ) -> None:
         self.data = data
-        self.num = int.from_bytes(data, "big")  # the payload is the fraction num / scale
-        self.scale = 1 << (8 * len(data))
-        self.x, self.R, self.den = self.num, self.scale, 1
-        self.budget = MAX_SYMBOLS + 8  # the body's symbols and the head's
+        self.blocks = False  # not while the head is read: its symbols are no block's
+        self.arith = len(data)
+        self._load(0, min(len(data), BLOCK_BYTES if blocks else LEGACY_BYTES))
+        self.budget = MAX_SYMBOLS + 8 + (PER_BYTE * len(data) if blocks else 0)  # body and head
         has_side = self.peek(FLAG_TOTAL) < 1
         self.take(0, 1, FLAG_TOTAL) if has_side else self.take(*NO_SIDE)
         size, mode = 0, SIDE_RAW
@@ -136,6 +215,9 @@ class Decoder:
         if size > len(data):
             raise DecodeError("side stream is longer than the payload")
         self.arith = len(data) - size
+        if not blocks and self.arith > LEGACY_BYTES:
+            raise DecodeError("learned-model payload is longer than any of its format")
+        self.blocks, self.bden, self.brng = blocks, 1, 1
         self.buf, self.pos = data[self.arith :], 0
         if mode != SIDE_RAW:
             if engine is None:
@@ -143,6 +225,22 @@ class Decoder:
             self.buf = engine.decompress(Method(mode), self.buf, max_size)
             if len(self.buf) <= size:
                 raise DecodeError("compressed side stream is not smaller than its content")
+
+    def _load(self, start: int, end: int) -> None:
+        """Read the block starting at ``start`` as the fraction of bytes ``start..end``."""
+        self.start = start
+        self.num = int.from_bytes(self.data[start:end], "big")
+        self.scale = 1 << (8 * (end - start))
+        self.x, self.R, self.den = self.num, self.scale, 1
+        self.bden = self.brng = 1
+
+    def _next_block(self) -> None:
+        """The block has ended: its bytes must be the ones an encoder writes; read the next."""
+        low, rng = (self.num * self.den - self.x) // self.scale, self.R // self.scale
+        end = self.start + len(written := _number(low, rng, self.den, True))
+        if end > self.arith or self.data[self.start : end] != written:
+            raise DecodeError("learned-model payload is not in canonical form (a block ends otherwise)")
+        self._load(end, min(self.arith, end + BLOCK_BYTES))
 
     def peek(self, total: int) -> int:
         """The slot in [0, total) of the next symbol; then call :meth:`take`."""
@@ -155,6 +253,11 @@ class Decoder:
         self.x = self.x * total - start * self.R
         self.R *= freq
         self.den *= total
+        if self.blocks:
+            self.bden *= total
+            self.brng *= freq
+            if self.bden > self.brng << BLOCK_BITS:
+                self._next_block()
 
     def uniform(self, n: int) -> int:
         v = self.x * n // self.R
@@ -172,15 +275,18 @@ class Decoder:
         """The payload must be exactly what the encoder writes for these symbols."""
         if self.pos != len(self.buf):
             raise DecodeError("learned-model payload has unread escaped bytes")
+        contained = self.arith != len(self.data)
+        if not contained and self.scale != 1 << (8 * (self.arith - self.start)):
+            raise DecodeError("learned-model payload is not in canonical form (longer than its last block)")
         check(
-            self.data,
+            self.data[self.start :],
             self.num,
             self.scale,
             self.x,
             self.R,
             self.den,
-            self.arith,
-            self.arith != len(self.data),
+            self.arith - self.start,
+            contained,
         )
 
 

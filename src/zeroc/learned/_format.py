@@ -31,10 +31,11 @@ from zeroc.learned._nodes import (
     as_key,
 )
 
-# The model document's format; formats 1 (no sure nodes, table rules code a symbol even without
-# an entry for the source), 2 (no magnitude or shape nodes, no numeric affixes) and 3 (no maps,
-# objects escape to JSON text only) are read too.
-FORMAT = 4
+# The model document's format (5: format 4's nodes, coded in blocks); formats 1 (no sure nodes,
+# table rules code a symbol even without an entry for the source), 2 (no magnitude or shape
+# nodes, no numeric affixes), 3 (no maps, objects escape to JSON text only) and 4 (no blocks: at
+# most 4,096 symbols a message) are read too.
+FORMAT = 5
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64

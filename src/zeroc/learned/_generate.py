@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 from zeroc._errors import DecodeError, InvalidDictionary
 from zeroc.learned import _nodes as fm
-from zeroc.learned._coder import FLAG_TOTAL, MAX_SYMBOLS, check
+from zeroc.learned._coder import BLOCK_BYTES, FLAG_TOTAL, LEGACY_BYTES, MAX_SYMBOLS, beyond_block, check
 
 try:
     from zeroc.learned import _native
@@ -1276,14 +1276,21 @@ return (q + (r > 0)).to_bytes(n, 'big')"""
 
 
 def generate(
-    root: fm.Node, head: tuple[int, int, int], flag_total: int, common: int, native: bool | None = None
+    root: fm.Node,
+    head: tuple[int, int, int],
+    flag_total: int,
+    common: int,
+    native: bool | None = None,
+    blocks: bool = False,
 ) -> Fast:
     """The common-path encoder ``value -> payload | None`` and decoder ``payload -> value | OFF``.
 
     ``head`` is the interval after the head and the flag symbol (no side stream, common path);
     the decoder checks both symbols itself and returns ``OFF`` when either says otherwise.
     ``native`` (default ``NATIVE``) asks for code on the native coder, which takes totals and
-    spans below 2^64: a model with a larger one gets the pure-Python code."""
+    spans below 2^64: a model with a larger one gets the pure-Python code. With ``blocks``
+    (format 5) the common path holds one block: a message that would end it leaves the path,
+    and a payload of the common path that does is rejected."""
     start = (flag_total, (FLAG_TOTAL - 1) * (common + 1), FLAG_TOTAL * flag_total)
     if native is None:
         native = NATIVE
@@ -1302,6 +1309,8 @@ def generate(
     if any("budget" in line for line in g.lines):
         g.lines.insert(1 + native, f"    budget = {MAX_SYMBOLS - g.static}")
     g.flush()
+    if blocks:  # the body must not end its block (spec/LEARNED_MODEL.md §3)
+        g.emit("if _beyond(e.rng, e.den): return None" if native else "if _beyond(rng, den): return None")
     if native:
         g.emit("return e.payload()")
     else:
@@ -1316,6 +1325,9 @@ def generate(
     g.static, g.outer = 0, 1  # and counts its own loops
     # The head's "no side stream" and the flag's "common path", taken as one symbol: slots
     # [flag_total, flag_total + 65535 * (common + 1)) of 65536 * flag_total.
+    # A common-path payload is one block, or in older formats at most LEGACY_BYTES long: a longer
+    # one goes to the walker, which reads it a block at a time and rejects it.
+    g.emit(f"if len(data) > {BLOCK_BYTES if blocks else LEGACY_BYTES}: return _OFF")
     if native:
         g.emit(f"d = _decoder(data, {start[0]}, {start[1]}, {start[2]})")
         g.emit("if d is None: return _OFF  # a side stream, or the flag says: off the common path")
@@ -1341,16 +1353,21 @@ def generate(
         steps = [f for f in ("sym", "uni", "bits") if f"{f}(" in body]  # the decoder's steps used
         g.lines[steps_at] = f"    {', '.join(steps)} = {', '.join(f'd.{f}' for f in steps)}" if steps else ""
         g.emit("if not d.end(): _check(data, d.num, 1 << 8 * len(data), d.x, d.R, d.den, len(data), False)")
+        if blocks:
+            g.emit("if _beyond(d.R, d.den, 1 << 8 * len(data)): raise DecodeError(_TWO)")
     else:
         full = "_check(data, num, scale, x, R, den, size, False)"
         g.emit("n0 = (den.bit_length() - R.bit_length()) // 8 + size")
         g.emit("if n0 == size - 1:")
         g.emit(f"    if x >= den or x + (-num & 255) * den < R: {full}")
         g.emit(f"elif n0 != size or x >= den: {full}")
+        if blocks:
+            g.emit("if _beyond(R, den, scale): raise DecodeError(_TWO)")
     g.emit(f"return {out}")
     dec_src = "def _decode(data):\n" + "\n".join(g.lines)
     ns = g.ns
-    ns["_OFF"], ns["_check"], ns["_ESC"] = fm.OFF, check, _ESC
+    ns["_OFF"], ns["_check"], ns["_ESC"], ns["_beyond"] = fm.OFF, check, _ESC, beyond_block
+    ns["_TWO"] = "learned-model payload is not in canonical form (a common-path body of two blocks)"
     if native:
         ns["_encoder"], ns["_decoder"], ns["_fields"] = _native.encoder, _native.decoder, _native.fields
     exec(compile(enc_src + "\n\n" + dec_src, "<zeroc learned model>", "exec"), ns)  # noqa: S102 - our own source

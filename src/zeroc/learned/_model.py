@@ -27,11 +27,16 @@ class Model:
 
     The first symbol says whether the message is on the model's common path (``_generate``);
     ``common`` of ``samples`` training messages were, which sets that symbol's probability.
-    ``side`` (a zstd engine with the trained dictionary) compresses the side stream.
+    ``side`` (a zstd engine with the trained dictionary) compresses the side stream. ``version``
+    is the model format it was written in, which says how it codes (format 5: in blocks).
     """
 
-    def __init__(self, root: Node, common: int = 0, samples: int = 0, side: Any = None) -> None:
+    def __init__(
+        self, root: Node, common: int = 0, samples: int = 0, side: Any = None, version: int = FORMAT
+    ) -> None:
         self.root, self.common, self.samples, self.side = root, common, samples, side
+        self.version = version
+        self.blocks = version >= 5
         self.seen = self.bits = self.misses = 0  # drift figures, kept by Codec and encode
         self.flag_total = samples + 2
         self.on = (0, common + 1, self.flag_total)
@@ -41,7 +46,7 @@ class Model:
         head.put(*NO_SIDE)
         head.put(*self.on)
         self._fast_encode, self._fast_decode = generate(
-            root, (head.low, head.rng, head.den), self.flag_total, common
+            root, (head.low, head.rng, head.den), self.flag_total, common, blocks=self.blocks
         )
 
     @classmethod
@@ -68,7 +73,7 @@ class Model:
         if fast is not None:
             return fast
         self.misses += 1
-        enc = Encoder()
+        enc = Encoder(self.blocks)
         enc.put(*self.off)
         self.root.encode(value, enc)
         return enc.finish(self.side)
@@ -78,9 +83,11 @@ class Model:
             value = self._fast_decode(data)  # the common case: no side stream, common path
             if value is not OFF:
                 return value
-            dec = Decoder(data, self.side, max_size)
+            dec = Decoder(data, self.side, max_size, self.blocks)
             if dec.peek(self.flag_total) <= self.common:
-                raise DecodeError("learned-model payload puts a side stream on the common path")
+                raise DecodeError(
+                    "learned-model payload says common path but has a side stream or is too long for it"
+                )
             dec.take(*self.off)
             value = self.root.decode(dec)
         except (
@@ -104,8 +111,14 @@ class Model:
     # -- the model section of a dictionary file ---------------------------------------------
     def to_bytes(self) -> bytes:
         root = self.root.to_data()
-        # The lowest format that has every node: format 1 when the model codes as format 1 did
-        # (no sure node, no rule of format 2's), 2 without format 3's nodes: older readers read it.
+        doc = {"format": self._written(), "common": self.common, "samples": self.samples, "root": root}
+        return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
+
+    def _written(self) -> int:
+        """Format 5 for a model that codes in blocks; a model read from an older format keeps
+        the lowest of formats 1-4 that has every node, as the writers of those formats did."""
+        if self.blocks:
+            return FORMAT
         nodes = list(walk(self.root))
         modern = any(getattr(n, "sure", False) or (isinstance(n, Rule) and not n.legacy) for n in nodes)
         latest = any(
@@ -113,9 +126,7 @@ class Model:
             for n in nodes
         )
         chained = any(isinstance(n, Map) or (isinstance(n, Object) and n.other is not None) for n in nodes)
-        version = 4 if chained else 3 if latest else 2 if modern else 1
-        doc = {"format": version, "common": self.common, "samples": self.samples, "root": root}
-        return zstd.ZstdCompressor(level=19).compress(_json.dumps(doc))
+        return 4 if chained else 3 if latest else 2 if modern else 1
 
     @classmethod
     def from_bytes(cls, data: bytes, side: Any = None) -> Model:
@@ -134,7 +145,7 @@ class Model:
             doc = _json.loads(text)
         except (ValueError, RecursionError, UnicodeDecodeError) as exc:
             raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
-        if type(doc) is not dict or doc.get("format") not in (1, 2, 3, FORMAT):
+        if type(doc) is not dict or doc.get("format") not in (1, 2, 3, 4, FORMAT):
             raise InvalidDictionary(
                 f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
             )
@@ -145,7 +156,7 @@ class Model:
             root = Reader(doc["format"]).node(doc.get("root"), 0)
         except RecursionError as exc:
             raise InvalidDictionary("learned model is nested too deeply") from exc
-        return cls(root, common, samples, side)
+        return cls(root, common, samples, side, doc["format"])
 
 
 def breakdown(node: Node, values: list[Any], messages: int, path: str = "$") -> list[dict[str, Any]]:
