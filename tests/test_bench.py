@@ -113,6 +113,13 @@ def test_bench_command_writes_json(tmp_path: Path) -> None:
         assert sizes["zeroc-zstd19"] < sizes["zstd-19+dict"], name  # the lean frame, same level
         assert sizes["zeroc"] < sizes["json+gzip"], name
         assert f"{name}: learned" in proc.stdout
+    # Message sizes: batches up to ~1 MB as one message, each round-tripped, the large ones
+    # coded by the model (in blocks) and smaller than json + gzip.
+    for name, rows in doc["message_sizes"].items():
+        small, large = rows[0], rows[-1]
+        assert small["messages"] == 1 and large["json_bytes"] > 200_000, name
+        assert large["zeroc_method"] == "learned" and large["zeroc_bytes"] < large["gzip_bytes"], name
+        assert f"{name} as one message of" in proc.stdout
     # jenkins jobs: the learned codec at about half of zstd-19's bytes (12.2 vs 23.6 B measured)
     jobs = doc["traffic"]["jenkins_jobs"]["approaches"]
     assert jobs["zeroc-learned"]["bytes_per_message"] < 0.6 * jobs["zeroc-zstd19"]["bytes_per_message"]

@@ -672,3 +672,24 @@ def test_format_5_codes_any_size_in_blocks_and_bounds_the_work() -> None:
             dec.take(0, 1 << 20, (1 << 20) + 1)
     with pytest.raises(zeroc.DecodeError, match="longer than any"):
         Decoder(b"\x01" * (LEGACY_BYTES + 1))
+
+
+def test_long_legacy_payloads_are_read_a_bounded_window_at_a_time() -> None:
+    """Hostile input (../shared/repro, item 1): an Order of the format-2 vectors' model whose
+    one text field holds 1 MB of incompressible text decoded in time that grew with the square
+    of the payload, as the whole payload was read as one number. The decoder now reads at most
+    the longest arithmetic part its format allows; the value still comes back exactly."""
+    from zeroc.learned._coder import LEGACY_BYTES, Decoder
+
+    vectors = Path(__file__).parent.parent / "spec" / "vectors"
+    codec = Codec(Dictionary.load(vectors / "order-learned.zcd"), frame_id="bare")
+    model = codec._model
+    assert model is not None and not model.blocks
+    order = generate("order", 1, seed=5)[0]
+    text = random.Random(3).randbytes(1 << 20).hex()
+    huge = {**order, "order_id": text}
+    payload = model.encode(huge)
+    assert len(payload) > 1_000_000
+    dec = Decoder(payload, model.side, blocks=False)
+    assert dec.scale.bit_length() - 1 <= 8 * LEGACY_BYTES
+    assert codec.decode(payload) == huge

@@ -109,6 +109,7 @@ def run(
         from zeroc.bench import _traffic
 
         doc["traffic"] = _traffic.run(quick=quick, progress=say)
+        doc["message_sizes"] = _traffic.sizes(quick=quick, progress=say)
     return {
         **doc,
         "meta": {

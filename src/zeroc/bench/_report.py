@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zeroc.bench._traffic import DESCRIPTIONS as TRAFFIC_DESCRIPTIONS
+from zeroc.bench._traffic import sizes_verdict
 from zeroc.bench._traffic import verdict as traffic_verdict
 
 COLUMNS = ("B/msg", "vs JSON", "vs gzip", "x floor", "enc p50", "enc p99", "dec p50", "dec p99", "enc ops/s")
@@ -90,7 +91,34 @@ def table(result: dict[str, Any]) -> str:
         out += ["", _traffic_title(name, t), _aligned(header, widths), *(_aligned(r, widths) for r in rows)]
     if "traffic" in result:
         out += ["", *traffic_verdict(result["traffic"])]
+    if result.get("message_sizes"):
+        out += ["", *sizes_verdict(result["message_sizes"])]
     return "\n".join(out)
+
+
+SIZE_COLUMNS = [
+    "messages",
+    "JSON",
+    "Zeroc B (method)",
+    "json+gzip B",
+    "Zeroc enc µs/KB",
+    "Zeroc dec µs/KB",
+    "gzip enc µs/KB",
+    "gzip dec µs/KB",
+]
+
+
+def _size_row(r: dict[str, Any]) -> list[str]:
+    return [
+        f"{r['messages']:,}",
+        f"{r['json_bytes'] / 1024:,.1f} KB",
+        f"{r['zeroc_bytes']:,} ({r['zeroc_method']})",
+        f"{r['gzip_bytes']:,}",
+        f"{r['zeroc_encode_us_per_kb']:.1f}",
+        f"{r['zeroc_decode_us_per_kb']:.1f}",
+        f"{r['gzip_encode_us_per_kb']:.1f}",
+        f"{r['gzip_decode_us_per_kb']:.1f}",
+    ]
 
 
 def markdown(result: dict[str, Any], command: str) -> str:
@@ -150,6 +178,26 @@ def markdown(result: dict[str, Any], command: str) -> str:
             lines += ["| " + " | ".join(_traffic_row(k, r)) + " |" for k, r in t["approaches"].items()]
             lines.append("")
         lines += ["### Verdict on real traffic", "", *(f"- {v}" for v in traffic_verdict(traffic)), ""]
+    sized = result.get("message_sizes", {})
+    if sized:
+        lines += [
+            "## Message sizes",
+            "",
+            "A learned model trained on batches of 1-16 messages (`zeroc.train(batches, "
+            "candidates=[('learned', 19)])`) codes a batch of 1 to ~1,500 messages as one message; "
+            "cost per KB of JSON (best of repeats), against json + gzip-6 on the same batch.",
+            "",
+        ]
+        for name, rows in sized.items():
+            lines += [
+                f"### {name}",
+                "",
+                "| " + " | ".join(SIZE_COLUMNS) + " |",
+                "|" + "---:|" * len(SIZE_COLUMNS),
+            ]
+            lines += ["| " + " | ".join(_size_row(r)) + " |" for r in rows]
+            lines.append("")
+        lines += ["### Verdict on message sizes", "", *(f"- {v}" for v in sizes_verdict(sized)), ""]
     lines += ["## Approaches", ""]
     lines += [f"- **{k}** — {v}" for k, v in m["descriptions"].items()]
     if traffic:
