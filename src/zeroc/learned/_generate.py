@@ -33,7 +33,15 @@ from typing import Any, NamedTuple
 
 from zeroc._errors import DecodeError, InvalidDictionary
 from zeroc.learned import _nodes as fm
-from zeroc.learned._coder import BLOCK_BYTES, FLAG_TOTAL, LEGACY_BYTES, MAX_SYMBOLS, beyond_block, check
+from zeroc.learned._coder import (
+    BLOCK_BITS,
+    BLOCK_BYTES,
+    FLAG_TOTAL,
+    LEGACY_BYTES,
+    MAX_SYMBOLS,
+    beyond_block,
+    check,
+)
 
 try:
     from zeroc.learned import _native
@@ -1310,7 +1318,12 @@ def generate(
         g.lines.insert(1 + native, f"    budget = {MAX_SYMBOLS - g.static}")
     g.flush()
     if blocks:  # the body must not end its block (spec/LEARNED_MODEL.md §3)
-        g.emit("if _beyond(e.rng, e.den): return None" if native else "if _beyond(rng, den): return None")
+        near = BLOCK_BITS - 1  # below it the body is surely in its block: no big integers built
+        g.emit(
+            f"if e.spread >= {near} and _beyond(e.rng, e.den): return None"
+            if native
+            else f"if den.bit_length() - rng.bit_length() >= {near} and _beyond(rng, den): return None"
+        )
     if native:
         g.emit("return e.payload()")
     else:
@@ -1354,7 +1367,10 @@ def generate(
         g.lines[steps_at] = f"    {', '.join(steps)} = {', '.join(f'd.{f}' for f in steps)}" if steps else ""
         g.emit("if not d.end(): _check(data, d.num, 1 << 8 * len(data), d.x, d.R, d.den, len(data), False)")
         if blocks:
-            g.emit("if _beyond(d.R, d.den, 1 << 8 * len(data)): raise DecodeError(_TWO)")
+            g.emit(
+                f"if d.spread + 8 * len(data) >= {BLOCK_BITS - 1}"
+                " and _beyond(d.R, d.den, 1 << 8 * len(data)): raise DecodeError(_TWO)"
+            )
     else:
         full = "_check(data, num, scale, x, R, den, size, False)"
         g.emit("n0 = (den.bit_length() - R.bit_length()) // 8 + size")
@@ -1362,7 +1378,10 @@ def generate(
         g.emit(f"    if x >= den or x + (-num & 255) * den < R: {full}")
         g.emit(f"elif n0 != size or x >= den: {full}")
         if blocks:
-            g.emit("if _beyond(R, den, scale): raise DecodeError(_TWO)")
+            g.emit(
+                f"if den.bit_length() - R.bit_length() + 8 * size >= {BLOCK_BITS - 1}"
+                " and _beyond(R, den, scale): raise DecodeError(_TWO)"
+            )
     g.emit(f"return {out}")
     dec_src = "def _decode(data):\n" + "\n".join(g.lines)
     ns = g.ns

@@ -461,7 +461,14 @@ static PyMethodDef dec_methods[] = {
     {NULL},
 };
 
+/* bitlen(den) - bitlen(R): how far the body has gone towards the end of a block (format 5),
+ * read without building the integers. */
+static PyObject *dec_get_spread(Decoder *d, void *c) {
+    return PyLong_FromSsize_t(big_bits(&d->den) - big_bits(&d->R));
+}
+
 static PyGetSetDef dec_getset[] = {
+    {"spread", (getter)dec_get_spread, NULL, NULL, NULL},
     {"x", (getter)dec_get_x, NULL, NULL, NULL},
     {"R", (getter)dec_get_R, NULL, NULL, NULL},
     {"den", (getter)dec_get_den, NULL, NULL, NULL},
@@ -665,7 +672,12 @@ static PyMethodDef enc_methods[] = {
     {NULL},
 };
 
+static PyObject *enc_get_spread(Encoder *e, void *c) {
+    return PyLong_FromSsize_t(big_bits(&e->den) - big_bits(&e->rng));
+}
+
 static PyGetSetDef enc_getset[] = {
+    {"spread", (getter)enc_get_spread, NULL, NULL, NULL},
     {"low", (getter)enc_get_low, NULL, NULL, NULL},
     {"rng", (getter)enc_get_rng, NULL, NULL, NULL},
     {"den", (getter)enc_get_den, NULL, NULL, NULL},

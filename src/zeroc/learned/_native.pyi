@@ -10,6 +10,7 @@ class Sym:
     def __init__(self, start: int, freq: int, total: int) -> None: ...
 
 class Decoder:
+    spread: int  # bitlen(den) - bitlen(R)
     x: int
     R: int
     den: int
@@ -20,6 +21,7 @@ class Decoder:
     def end(self) -> bool: ...
 
 class Encoder:
+    spread: int  # bitlen(den) - bitlen(rng)
     low: int
     rng: int
     den: int
