@@ -186,3 +186,33 @@ def test_batches_and_streams(json_dict: zeroc.Dictionary) -> None:
 
 
 _JSON_DICT = zeroc.train(generate("order", 1000, seed=2), size=8 * 1024, candidates=CONTENT_CANDIDATES)
+
+
+def test_a_checksum_codec_refuses_frames_whose_checksum_bit_was_cleared(json_dict: zeroc.Dictionary) -> None:
+    """Hostile input (../shared/repro, learned checksum bypass): clearing the tag's checksum bit
+    of a checked learned Order frame gave a frame without a CRC that decoded, with no error, to
+    another Order. A codec with ``checksum=True`` now refuses every frame without a checksum, of
+    every method, and still reads its own."""
+    from pathlib import Path
+
+    vectors = Path(__file__).parent.parent / "spec" / "vectors"
+    learned = Codec(zeroc.Dictionary.load(vectors / "order-learned.zcd"), checksum=True)
+    sent = bytes.fromhex("2cc5290550ad8bcc847222095906ff77edb0")
+    flipped = bytes.fromhex("0cc5290550ad8bcc847222095906ff77edb0")
+    assert learned.decode(sent)["order_id"]
+    with pytest.raises(ChecksumMismatch, match="no checksum"):
+        learned.decode(flipped)
+    codecs = [
+        learned,
+        Codec(json_dict, checksum=True),
+        Codec(json_dict, checksum=True, method="deflate"),
+        Codec(checksum=True),
+        Codec(serialization="bytes", checksum=True),
+    ]
+    for msg in generate("order", 20, seed=9):
+        for codec in codecs:
+            value = msg if codec.serialization != "bytes" else zeroc._json.dumps(msg)
+            frame = codec.encode(value)
+            assert frame[0] & 0x20 and codec.decode(frame) == value
+            with pytest.raises(ChecksumMismatch):
+                codec.decode(bytes([frame[0] & ~0x20]) + frame[1:])

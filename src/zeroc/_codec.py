@@ -56,7 +56,9 @@ class Codec:
 
     ``frame_id`` says how frames name their dictionary: ``"context"`` (0 bytes: the receiver
     knows it from the codec, stream or HTTP header), ``"short"`` (2 bytes) or ``"sha256"``
-    (32 bytes, self-describing). ``checksum=True`` adds a CRC-32 for transports without one.
+    (32 bytes, self-describing). ``checksum=True`` adds a CRC-32 for transports without one, and
+    makes :meth:`decode` refuse frames without it (``ChecksumMismatch``): one flipped bit of the
+    tag byte would otherwise turn a checked frame into an unchecked one.
     ``store`` lets :meth:`decode` follow frames that name other dictionaries (rotation).
 
     A dictionary trained with a learned model (``train`` chose ``"learned"``) codes values with
@@ -299,6 +301,8 @@ class Codec:
         if len(frame) > 1 and frame[0] == self._fast_tag and _context is None:
             return False, self._block.decompress_block(frame[1:], self.max_decoded_size)
         h = parse(frame)
+        if self.checksum and h.checksum is None:
+            raise ChecksumMismatch("frame has no checksum, and this codec expects one")
         if h.ref is Ref.NONE:
             engine = self._plain_engine(h.method)
         else:
@@ -348,7 +352,10 @@ class Codec:
         codec = self._others.get(dictionary.digest)
         if codec is None:
             codec = Codec(
-                dictionary, max_decoded_size=self.max_decoded_size, max_window_size=self.max_window_size
+                dictionary,
+                checksum=self.checksum,
+                max_decoded_size=self.max_decoded_size,
+                max_window_size=self.max_window_size,
             )
             self._others[dictionary.digest] = codec
         return codec
