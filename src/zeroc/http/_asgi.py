@@ -22,11 +22,28 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def _headers(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+    """Request headers by lower-case name; a repeated header's values combined in order, as RFC
+    9110 §5.3 reads them (``a, b``; cookies ``a; b``), so that two Accept-Encoding lines count
+    and two Content-Encoding lines are seen as two codings."""
+    out: dict[str, str] = {}
+    for k, v in raw:
+        name, value = k.decode("latin-1").lower(), v.decode("latin-1")
+        if name in out:
+            out[name] += ("; " if name == "cookie" else ", ") + value
+        else:
+            out[name] = value
+    return out
 
 
-def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+def _changed(raw: Sequence[tuple[bytes, bytes]], changes: dict[str, str | None]) -> list[tuple[bytes, bytes]]:
+    """The request's header lines with ``changes`` applied (None removes a header); every other
+    line stays as the client sent it, repeated ones included."""
+    kept = [(k, v) for k, v in raw if k.decode("latin-1").lower() not in changes]
+    return kept + [(k.encode("latin-1"), v.encode("latin-1")) for k, v in changes.items() if v is not None]
+
+
+class _Disconnected(Exception):
+    """The client went away before its request body was complete."""
 
 
 async def _respond(send: Send, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
@@ -66,16 +83,12 @@ class ZerocMiddleware:
             try:
                 body = await self._read(receive)
                 data, changes = server.decode_request(path, request, body)
+            except _Disconnected:  # a body cut short is never handed on as if it were whole
+                return
             except ZerocError as exc:
                 await _respond(send, *server.error(exc))
                 return
-            merged = {**request}
-            for k, v in changes.items():
-                if v is None:
-                    merged.pop(k, None)
-                else:
-                    merged[k] = v
-            scope = dict(scope, headers=_encode(merged))
+            scope = dict(scope, headers=_changed(scope["headers"], changes))
             receive = _replay(data, receive)
         if scope.get("method") == "HEAD":  # no body to encode: keep the app's headers as they are
             await self.app(scope, receive, send)
@@ -87,7 +100,7 @@ class ZerocMiddleware:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                break
+                raise _Disconnected
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.server.max_request_size:
@@ -154,8 +167,13 @@ class _Responder:
     async def _send_whole(self, body: bytes) -> None:
         assert self.plan is not None
         out, headers = self.server.body(self.plan, body)
-        headers.append(("content-length", str(len(out))))
-        await self._start(self.response, headers, drop_length=True)
+        assert self.start is not None
+        status = self.start["status"]
+        if status in (204, 304) or status < 200:  # no body, so no length of ours (RFC 9110 §8.6)
+            await self._start(self.response, headers, drop_length=False)
+        else:
+            headers.append(("content-length", str(len(out))))
+            await self._start(self.response, headers, drop_length=True)
         await self.send_next({"type": "http.response.body", "body": out, "more_body": False})
 
     async def _start(self, response: dict[str, str], extra: list[tuple[str, str]], drop_length: bool) -> None:

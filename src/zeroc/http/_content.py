@@ -114,6 +114,8 @@ class ContentCodings:
 
     @staticmethod
     def _read_zstd(body: bytes, dictionary: zstd.ZstdCompressionDict | None, limit: int) -> bytes:
+        if not body:  # as an empty gzip or brotli body is: a zstd body holds at least one frame
+            raise DecodeError("empty zstd body: it holds no frame")
         dctx = zstd.ZstdDecompressor(dict_data=dictionary, max_window_size=MAX_WINDOW)
         with dctx.stream_reader(io.BytesIO(body), read_across_frames=True) as reader:
             out: bytes = reader.read(limit + 1)

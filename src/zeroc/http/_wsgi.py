@@ -89,7 +89,9 @@ class ZerocWSGIMiddleware:
             finally:
                 _close(app_iter)
             out, set_headers = server.body(plan, body)
-            set_headers.append(("content-length", str(len(out))))
+            code = int(status_line.split()[0])
+            if code not in (204, 304) and code >= 200:  # no body, no length of ours (RFC 9110 §8.6)
+                set_headers.append(("content-length", str(len(out))))
             start_response(status_line, _rewrite(raw, set_headers, plan), captured["exc_info"])
             return [out]
         if plan.encoding == "identity":
