@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import zeroc
-from zeroc import Dictionary, InvalidDictionary
+from zeroc import Codec, Dictionary, InvalidDictionary
 
 
 def test_save_load_round_trip(workload_dicts: dict[str, Dictionary], tmp_path: Path) -> None:
@@ -88,3 +88,22 @@ def test_store_ignores_other_files_and_rejects_ambiguity(json_dict: Dictionary, 
     assert list(store) == [json_dict]
     with pytest.raises(zeroc.UnknownDictionary):
         store.get("")
+
+
+def test_a_dictionary_whose_zstd_tables_are_corrupt_is_invalid() -> None:
+    """Hostile input (../shared/repro): a .zcd that from_bytes accepts, whose zstd dictionary
+    content has the zstd magic and corrupt entropy tables; ``Codec(d)`` raised zstandard's own
+    ZstdError. It is an InvalidDictionary now."""
+    zcd = bytes.fromhex(
+        "5a52434401000000f10000007b22666f726d6174223a312c2273657269616c697a6174696f6e223a226a736f6e22"
+        "2c22736368656d61223a6e756c6c2c22636f646563223a7b226d6574686f64223a227a737464222c226c6576656c"
+        "223a337d2c22707265666572656e6365223a2273697a65222c2263726561746564223a22222c2273616d706c6573"
+        "223a302c2276616c69646174696f6e223a7b7d2c227a65726f635f76657273696f6e223a22222c22736861323536"
+        "223a2239653361663965306337626637333338383633356365333534636233316634396266623235653761613333"
+        "373630643335313538316664626239623639333132227d4800000037a430ec010000000000000000000000000000"
+        "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+        "0000000000000089b80bd3c6c451ff8a241b19862f81ca2718f46b4413cef1a655197ea862a6fd"
+    )
+    d = Dictionary.from_bytes(zcd)
+    with pytest.raises(InvalidDictionary, match="does not load"):
+        Codec(d)

@@ -693,3 +693,83 @@ def test_long_legacy_payloads_are_read_a_bounded_window_at_a_time() -> None:
     dec = Decoder(payload, model.side, blocks=False)
     assert dec.scale.bit_length() - 1 <= 8 * LEGACY_BYTES
     assert codec.decode(payload) == huge
+
+
+_NESTED_ARRAYS_ZCD = (  # ../shared/repro: a dictionary whose model nests 21 arrays (SyntaxError)
+    "5a52434402000000f40000007b22666f726d6174223a322c2273657269616c697a6174696f6e223a226a736f6e222c"
+    "22736368656d61223a6e756c6c2c22636f646563223a7b226d6574686f64223a226c6561726e6564222c226c6576"
+    "656c223a337d2c22707265666572656e6365223a2273697a65222c2263726561746564223a22222c2273616d706c"
+    "6573223a302c2276616c69646174696f6e223a7b7d2c227a65726f635f76657273696f6e223a22222c2273686132"
+    "3536223a2233316431323766646366643262306131376233653164623831626265633739393938353764316233383632"
+    "346637316635343465366634626539653063666163227d0800000061626364656667688f00000028b52ffd607c0a2d"
+    "040082081a18706d1b80a0b8252c16493e1d592000202b9ad267e9ff1b02d3907fbd14a0a95ec7693aa46e59351853"
+    "e418e4f7a9661cde631110f9a71ca6cff14c77394e54eb3ea51346b1e323754e9f3f98b55cca37b33b0241fe29d634"
+    "7dc721cf706bbc4721dfda1c2397020800663595190583105d1775c0c81d3e31425c80f97ee8789a013ab97ec596f1"
+    "8ed78a8b940ae476273b32a916300b6b4adb371e98dc311fc2c5"
+)
+
+
+def _section_5(root: dict[str, object]) -> bytes:
+    doc = {"format": 5, "common": 1, "samples": 2, "root": root}
+    return zstandard.ZstdCompressor().compress(json.dumps(doc).encode())
+
+
+def test_models_past_what_their_code_can_nest_or_hold_are_refused_and_never_learned() -> None:
+    """Hostile model files (../shared/repro): 21 nested arrays raised SyntaxError (Python nests
+    20 blocks at most); 20,000 children of one object took 86 s to load (code generation grew
+    with their square); 64 categoricals of 65,536 values took 2.9 GB. Now more than 16 nested
+    arrays and words, or more than MAX_ENTRIES table entries, are an InvalidDictionary, wide
+    objects load in linear time, and training on data nested that deep gives a model that loads
+    (JSON text below the limits)."""
+    from zeroc.learned._format import MAX_ENTRIES
+
+    with pytest.raises(InvalidDictionary, match="nests more than 16"):
+        Codec(Dictionary.from_bytes(bytes.fromhex(_NESTED_ARRAYS_ZCD)))
+    lengths = {"kind": "int_range", "lo": 0, "span": 3, "esc": 1, "hits": 9}
+    node: dict[str, object] = {"kind": "raw"}
+    for depth in range(1, 18):
+        node = {"kind": "array", "lengths": lengths, "item": node, "esc": 1, "hits": 9}
+        if depth == 16:
+            model = Model.from_bytes(_section_5(node))
+            value: object = 7
+            for _ in range(16):
+                value = [value, value]
+            assert model.decode(model.encode(value)) == value
+    with pytest.raises(InvalidDictionary, match="nests more than 16"):
+        Model.from_bytes(_section_5(node))
+    wide = {
+        "kind": "object",
+        "keys": [f"k{i}" for i in range(20_000)],
+        "children": [lengths] * 20_000,
+        "esc": 1,
+        "hits": 9,
+    }
+    model = Model.from_bytes(_section_5(wide))
+    record = {f"k{i}": i % 3 for i in range(20_000)}
+    assert model.decode(model.encode(record)) == record
+    per = 1 << 15
+    cats = [
+        {"kind": "categorical", "values": [f"v{j}.{i}" for i in range(per)], "counts": [1] * per, "esc": 1}
+        for j in range(MAX_ENTRIES // per + 1)
+    ]
+    for c in cats:
+        c["fallback"] = {"kind": "raw"}
+    many = {
+        "kind": "object",
+        "keys": [f"c{j}" for j in range(len(cats))],
+        "children": cats,
+        "esc": 1,
+        "hits": 9,
+    }
+    with pytest.raises(InvalidDictionary, match="table entries"):
+        Model.from_bytes(_section_5(many))
+    rng = random.Random(1)
+
+    def nest(depth: int, x: object) -> object:
+        for i in range(depth):
+            x = [x] + [0] * rng.randrange(2) if i % 3 else {"k": x, "n": i if rng.random() < 0.5 else None}
+        return x
+
+    samples = [nest(40, i % 3) for i in range(80)]
+    codec = Codec(zeroc.train(samples, candidates=LEARNED))
+    assert all(codec.decode(codec.encode(s)) == s for s in samples)

@@ -14,7 +14,7 @@ from typing import Protocol
 
 import zstandard as zstd
 
-from zeroc._errors import DecodeError, LimitExceeded, TruncatedFrame, UsageError
+from zeroc._errors import DecodeError, InvalidDictionary, LimitExceeded, TruncatedFrame, UsageError
 from zeroc._frame import (
     ZSTD_BLOCK_MAX,
     ZSTD_BLOCK_PREFIX,
@@ -52,7 +52,10 @@ class ZstdEngine:
         if dictionary is not None:
             self._dict = zstd.ZstdCompressionDict(dictionary)
             # Pass level= (not compression_params=): REFERENCE.md pitfall, the latter builds level 3.
-            self._dict.precompute_compress(level=level)
+            try:
+                self._dict.precompute_compress(level=level)
+            except zstd.ZstdError as exc:  # a zstd-format dictionary whose tables are corrupt
+                raise InvalidDictionary(f"zstd dictionary content does not load: {exc}") from exc
         self._params = zstd.ZstdCompressionParameters.from_level(
             level,
             format=zstd.FORMAT_ZSTD1_MAGICLESS,

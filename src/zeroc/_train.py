@@ -158,12 +158,19 @@ def train(
         as_json = _jsonable(values, sch)
         train_values = [v for i, v in enumerate(as_json) if i % HOLDOUT_EVERY != HOLDOUT_EVERY - 1]
         side = ZstdEngine(content, learned[0][1], max_window_size=8 << 20)
-        model = Model.learn(
-            train_values,
-            side=side,
-            dictionary_size=size,
-            progress=lambda done, fields: step("learn field model", done, fields),
-        )
+        try:
+            model = Model.learn(
+                train_values,
+                side=side,
+                dictionary_size=size,
+                progress=lambda done, fields: step("learn field model", done, fields),
+            )
+        except TrainingError:  # a model past the format's bounds: the other candidates remain
+            cands = [c for c in cands if c[0] != "learned"]
+            learned = []
+            if not cands:
+                raise
+    if learned:
         draft_learned = replace(
             draft, model=model.to_bytes(), codec={"method": "learned", "level": learned[0][1]}
         )
@@ -224,12 +231,15 @@ def train(
     elif chosen["method"] == "learned":
         step("relearn field model on all samples", 0, 1)
         side = ZstdEngine(content, chosen["level"], max_window_size=8 << 20)
-        final_model = Model.learn(
-            _jsonable(values, sch),
-            side=side,
-            dictionary_size=size,
-            progress=lambda done, fields: step("relearn field model on all samples", done, fields),
-        ).to_bytes()
+        try:
+            final_model = Model.learn(
+                _jsonable(values, sch),
+                side=side,
+                dictionary_size=size,
+                progress=lambda done, fields: step("relearn field model on all samples", done, fields),
+            ).to_bytes()
+        except TrainingError:  # past the format's bounds on all samples: ship the one measured
+            final_model = draft_learned.model
     step("done", 1, 1)
     return Dictionary(
         model=final_model,

@@ -39,7 +39,12 @@ FORMAT = 5
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64
+MAX_LOOPS = 16  # array and words nodes nested one inside another
 MAX_TABLE = 1 << 16
+# Entries of all tables together (categorical values, rule pairs, object keys): each costs ~600
+# bytes once built and generated for, so this bounds a model at ~300 MB. Learned models hold a
+# few tens of thousands (the faker users model: 21,541).
+MAX_ENTRIES = 1 << 19
 MAX_TOTAL = 1 << 40
 MAX_SPAN = 1 << 64
 MAX_MODEL_BYTES = 64 * 1024 * 1024
@@ -48,7 +53,14 @@ MAX_MODEL_BYTES = 64 * 1024 * 1024
 class Reader:
     def __init__(self, version: int = FORMAT) -> None:
         self.nodes = 0
+        self.entries = 0
         self.version = version
+
+    def spend(self, entries: int) -> None:
+        """Count a table's entries against MAX_ENTRIES before anything is built from them."""
+        self.entries += entries
+        if self.entries > MAX_ENTRIES:
+            raise self.fail(f"more than {MAX_ENTRIES} table entries")
 
     def fail(self, what: str) -> InvalidDictionary:
         return InvalidDictionary(f"learned model: {what}")
@@ -78,6 +90,7 @@ class Reader:
         table = d.get("table")
         if type(table) is not list or len(table) > MAX_TABLE:
             raise self.fail(f"{d.get('kind')}.table must be a list of at most {MAX_TABLE} pairs")
+        self.spend(len(table))
         out = []
         for p in table:
             if type(p) is not list or len(p) != 2:
@@ -126,6 +139,7 @@ class Reader:
                 type(c) is int and 0 < c <= MAX_TOTAL for c in counts
             ):
                 raise self.fail(f"categorical needs 1..{MAX_TABLE} values with counts in 1..{MAX_TOTAL}")
+            self.spend(len(values))
             if len({as_key(v) for v in values}) != len(values):
                 raise self.fail("categorical values repeat")
             node = Categorical(
@@ -189,6 +203,7 @@ class Reader:
                 raise self.fail("object keys and children must be lists of one length")
             if not all(type(k) is str for k in keys) or len(set(keys)) != len(keys) or len(keys) > MAX_TABLE:
                 raise self.fail("object keys must be distinct strings")
+            self.spend(len(keys))
             kids = [self.node(c, sub, j) for j, c in enumerate(children)]
             other = None
             if "other" in d:

@@ -596,14 +596,11 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
         while j < len(names):
             child = node.children[j]
             k = j + 1
-            while k < len(names) and _straight(node.children[k]):
-                k += 1
-            if (
-                k > j + 1
-                and isinstance(child, fm.Categorical)
-                and not _leaves(child)
-                and len(child.values) > 1
-            ):
+            if isinstance(child, fm.Categorical) and not _leaves(child) and len(child.values) > 1:
+                while k < len(names) and _straight(node.children[k]):  # the run it heads
+                    k += 1
+            if k > j + 1:
+                assert isinstance(child, fm.Categorical)  # only such a child heads a run
                 _enc_escaping(child, g, names, j, k, node.children)
             else:
                 with _summing(g, node, j, plan):

@@ -13,7 +13,7 @@ import zstandard as zstd
 
 from zeroc import _json
 from zeroc._compression import ZstdEngine
-from zeroc.learned._format import MAX_SPAN
+from zeroc.learned._format import MAX_LOOPS, MAX_SPAN
 from zeroc.learned._nodes import (
     DIGITS,
     MAX_BITS,
@@ -43,6 +43,9 @@ from zeroc.learned._nodes import (
 )
 
 PRICED_VALUES = 1024
+# Levels of nesting a model learns; below, values are JSON text. Each level may take two nodes
+# (a union's table, then the model of the rest), and models may be 64 deep.
+LEARNED_DEPTH = 24
 MAX_SHAPES = 16  # key orders an object's chain of shapes may hold
 MAP_SHAPES = 8  # objects of this many key sets, and 4x more keys than an object holds, may be maps
 
@@ -61,6 +64,7 @@ class Learner:
     ) -> None:
         self.text = text
         self.progress = progress
+        self.depth = self.loops = 0  # of the values being learned
 
     def cost(self, node: Node, values: list[Any]) -> float:
         """Bits ``node`` costs for ``values``: priced on an even spread of at most
@@ -73,15 +77,31 @@ class Learner:
         return node.cost(spread, self.text) * n / len(spread)
 
     def learn(self, values: list[Any]) -> Node:
+        """The cheapest node for ``values``; past LEARNED_DEPTH levels of nesting (or MAX_LOOPS
+        arrays, words counted in) the values' JSON text, so that a model always loads."""
+        if self.depth >= LEARNED_DEPTH:
+            return Raw()
+        self.depth += 1
+        try:
+            return self._learn(values)
+        finally:
+            self.depth -= 1
+
+    def _learn(self, values: list[Any]) -> Node:
         n = len(values)
         types = {type(v) for v in values}
         candidates: list[Node] = [Raw()]
         if types == {dict}:
             return self._dicts(values)
         if types == {list}:
-            return Array(
-                self.learn([len(v) for v in values]), self.learn([x for v in values for x in v]), 1, n
-            )
+            if self.loops >= MAX_LOOPS - 1:  # a words node may still sit under the last array
+                return Raw()
+            self.loops += 1
+            try:
+                lengths = self.learn([len(v) for v in values])
+                return Array(lengths, self.learn([x for v in values for x in v]), 1, n)
+            finally:
+                self.loops -= 1
         union = self._union(values, types)
         if union is not None:
             candidates.append(union)

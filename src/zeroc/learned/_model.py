@@ -9,12 +9,25 @@ from typing import Any
 import zstandard as zstd
 
 from zeroc import _json
-from zeroc._errors import DecodeError, InvalidDictionary
+from zeroc._errors import DecodeError, InvalidDictionary, TrainingError
 from zeroc.learned._coder import NO_SIDE, Decoder, Encoder
-from zeroc.learned._format import FORMAT, MAX_MODEL_BYTES, MAX_TOTAL, Reader
+from zeroc.learned._format import FORMAT, MAX_ENTRIES, MAX_LOOPS, MAX_MODEL_BYTES, MAX_TOTAL, Reader
 from zeroc.learned._generate import generate
 from zeroc.learned._learner import Learner, text_pricer
-from zeroc.learned._nodes import OFF, Array, Magnitude, Map, Meter, Node, Object, Rule, Shape, walk
+from zeroc.learned._nodes import (
+    OFF,
+    Array,
+    Magnitude,
+    Map,
+    Meter,
+    Node,
+    Object,
+    Rule,
+    Shape,
+    entries,
+    loops,
+    walk,
+)
 
 # Samples a model learns from. Learning takes ~1 ms a sample on varied records (40,000 faker
 # users, orders and logs: 46 s) and what more samples add shrinks: learned on 20,000 of those,
@@ -64,6 +77,8 @@ class Model:
         samples = samples[:: -(-len(samples) // LEARNED_SAMPLES)] if samples else samples
         text = text_pricer(samples, side, dictionary_size) if side is not None else None
         root = Learner(text, progress).learn(samples)
+        if entries(root) > MAX_ENTRIES:  # a model no reader would load: none is offered
+            raise TrainingError(f"the learned model would hold more than {MAX_ENTRIES} table entries")
         probe = cls(root)
         common = sum(1 for v in samples if probe._fast_encode(v) is not None)
         return cls(root, common, len(samples), side)
@@ -156,6 +171,8 @@ class Model:
             root = Reader(doc["format"]).node(doc.get("root"), 0)
         except RecursionError as exc:
             raise InvalidDictionary("learned model is nested too deeply") from exc
+        if loops(root) > MAX_LOOPS:
+            raise InvalidDictionary(f"learned model nests more than {MAX_LOOPS} arrays and words")
         return cls(root, common, samples, side, doc["format"])
 
 

@@ -922,12 +922,34 @@ class Map(Escaping):
         }
 
 
-def walk(node: Node) -> Iterator[Node]:
-    """The node and every node under it."""
-    yield node
+def parts(node: Node) -> Iterator[Node]:
+    """The nodes directly under a node."""
     for name in ("fallback", "other", "inner", "count", "rest", "lengths", "item", "buckets", "key", "value"):
         sub = getattr(node, name, None)
         if isinstance(sub, Node):
-            yield from walk(sub)
-    for sub in getattr(node, "children", None) or getattr(node, "words", None) or ():
+            yield sub
+    yield from getattr(node, "children", None) or getattr(node, "words", None) or ()
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """The node and every node under it."""
+    yield node
+    for sub in parts(node):
         yield from walk(sub)
+
+
+def entries(node: Node) -> int:
+    """Table entries under ``node`` (categorical values, rule pairs, object keys), as
+    ``_format.MAX_ENTRIES`` counts them."""
+    count = 0
+    for n in walk(node):
+        table = getattr(n, "values", None) if isinstance(n, Categorical) else getattr(n, "table", None)
+        count += len(table) if isinstance(n, (Categorical, Given, Prefixed)) and table is not None else 0
+        count += len(n.keys) if isinstance(n, Object) else 0
+    return count
+
+
+def loops(node: Node) -> int:
+    """The most ``array`` and ``words`` nodes nested one inside another under ``node``: the loops
+    its generated code nests (Python compiles at most 20 nested blocks)."""
+    return isinstance(node, (Array, Words)) + max(map(loops, parts(node)), default=0)
