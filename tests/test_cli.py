@@ -143,3 +143,19 @@ def test_bad_input_is_one_line_and_nonzero(orders: Path, args: list[str]) -> Non
 def test_demo_prints_sizes() -> None:
     proc = run("demo", "--count", "600")
     assert "order" in proc.stdout and "round-tripped exactly" in proc.stdout
+
+
+def test_decode_limits_are_settable(tmp_path: Path) -> None:
+    """Each decode limit has a CLI option: a stream whose message holds more values than
+    ``--max-values`` allows is refused with one line and rc 1; the default decodes it."""
+    src = tmp_path / "big.ndjson"
+    src.write_text(json.dumps(list(range(100))) + "\n")
+    run("encode", str(src), "-o", str(tmp_path / "big.zcs"))
+    proc = run("decode", str(tmp_path / "big.zcs"), "-o", str(tmp_path / "x"), "--max-values", "10", ok=False)
+    assert proc.returncode == 1 and "max_values" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run(
+        "decode", str(tmp_path / "big.zcs"), "-o", str(tmp_path / "x"), "--max-decoded-size", "64", ok=False
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    run("decode", str(tmp_path / "big.zcs"), "-o", str(tmp_path / "back.ndjson"))
+    assert json.loads((tmp_path / "back.ndjson").read_text()) == list(range(100))

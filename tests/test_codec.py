@@ -216,3 +216,18 @@ def test_a_checksum_codec_refuses_frames_whose_checksum_bit_was_cleared(json_dic
             assert frame[0] & 0x20 and codec.decode(frame) == value
             with pytest.raises(ChecksumMismatch):
                 codec.decode(bytes([frame[0] & ~0x20]) + frame[1:])
+
+
+def test_a_small_frame_cannot_build_more_values_than_the_limit() -> None:
+    """Hostile input (../shared/repro): 5,644 bytes of zstd held 64 MiB of ``[{},{},...]``, which
+    ``Codec()`` turned into 2.0 GB of objects (the 715-byte, 8 MiB one: 284 MB). A decoded text
+    that may hold more than ``max_values`` values is refused before it is parsed; the limit can
+    be raised, and texts under it decode as before."""
+    bomb = b"[" + b"{}," * (4 << 20) + b"{}]"  # 4,194,305 objects, 12 MiB
+    frame = Codec(serialization="bytes").encode(bomb)  # the frame names no serialization
+    assert len(frame) < 4096
+    with pytest.raises(LimitExceeded, match="max_values"):
+        Codec().decode(frame)
+    assert len(Codec(max_values=10_000_000).decode(frame)) == (4 << 20) + 1
+    fine = [{"a": i} for i in range(100_000)]
+    assert Codec().decode(Codec().encode(fine)) == fine

@@ -15,10 +15,11 @@ from typing import Any
 import click
 
 from zeroc import _frame
-from zeroc._codec import Codec
+from zeroc._codec import DEFAULT_MAX_DECODED_SIZE, Codec
 from zeroc._dictionary import MAGIC as DICT_MAGIC
 from zeroc._dictionary import Dictionary
 from zeroc._errors import ZerocError
+from zeroc._json import MAX_VALUES
 from zeroc._schema import Schema
 from zeroc._train import CANDIDATES, PREFERENCES, train
 from zeroc.learned import Model
@@ -148,8 +149,14 @@ def train_cmd(
     )
 
 
-def _codec(dict_path: str | None, schema: Schema | None) -> Codec:
-    return Codec(Dictionary.load(dict_path) if dict_path else None, schema)
+def _codec(
+    dict_path: str | None,
+    schema: Schema | None,
+    max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE,
+    max_values: int = MAX_VALUES,
+) -> Codec:
+    dictionary = Dictionary.load(dict_path) if dict_path else None
+    return Codec(dictionary, schema, max_decoded_size=max_decoded_size, max_values=max_values)
 
 
 @main.command("encode")
@@ -174,13 +181,34 @@ def encode_cmd(
 @click.option("--dict", "dict_path", type=click.Path(exists=True, dir_okay=False))
 @_schema_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--max-decoded-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_DECODED_SIZE,
+    show_default=True,
+    help="bytes of serialization one message may decode to",
+)
+@click.option(
+    "--max-values",
+    type=click.IntRange(min=1),
+    default=MAX_VALUES,
+    show_default=True,
+    help="JSON values and containers one message may build (its commas and opening brackets)",
+)
 def decode_cmd(
-    input: str, dict_path: str | None, schema: str | None, proto: str | None, message: str | None, output: str
+    input: str,
+    dict_path: str | None,
+    schema: str | None,
+    proto: str | None,
+    message: str | None,
+    output: str,
+    max_decoded_size: int,
+    max_values: int,
 ) -> None:
     """Decode a Zeroc frame stream back to NDJSON."""
     from zeroc import _json
 
-    codec = _codec(dict_path, _schema(schema, proto, message))
+    codec = _codec(dict_path, _schema(schema, proto, message), max_decoded_size, max_values)
     values = codec.decode_stream(Path(input).read_bytes())
     with open(output, "wb") as f:
         for v in values:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -60,6 +61,9 @@ class Codec:
     makes :meth:`decode` refuse frames without it (``ChecksumMismatch``): one flipped bit of the
     tag byte would otherwise turn a checked frame into an unchecked one.
     ``store`` lets :meth:`decode` follow frames that name other dictionaries (rotation).
+    Decoding is bounded: ``max_decoded_size`` bytes of serialization (64 MiB), and ``max_values``
+    JSON values and containers built from one, counted as the text's commas and opening
+    brackets (2,097,152; ``LimitExceeded`` past either).
 
     A dictionary trained with a learned model (``train`` chose ``"learned"``) codes values with
     it (frame method 4); ``frame_id="bare"`` then drops the tag byte too: a frame is the model's
@@ -78,6 +82,7 @@ class Codec:
         frame_id: str = "context",
         checksum: bool = False,
         max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE,
+        max_values: int = _json.MAX_VALUES,
         max_window_size: int = DEFAULT_MAX_WINDOW_SIZE,
         store: DictionaryStore | None = None,
     ) -> None:
@@ -108,6 +113,8 @@ class Codec:
             self._dumps, self._loads = self.schema.dumps, self.schema.loads
         elif self.serialization == "json":
             self._dumps, self._loads = _json.dumps, _json.loads
+            if max_values != _json.MAX_VALUES:
+                self._loads = functools.partial(_json.loads, max_values=max_values)
         elif self.serialization == "bytes":
             self._dumps, self._loads = _bytes_dumps, _bytes_loads
         else:
@@ -125,6 +132,7 @@ class Codec:
         self.level: int = level
         self.checksum = checksum
         self.max_decoded_size = max_decoded_size
+        self.max_values = max_values
         self.max_window_size = max_window_size
         self.store = store
         content = dictionary.content if dictionary else None
@@ -355,6 +363,7 @@ class Codec:
                 dictionary,
                 checksum=self.checksum,
                 max_decoded_size=self.max_decoded_size,
+                max_values=self.max_values,
                 max_window_size=self.max_window_size,
             )
             self._others[dictionary.digest] = codec

@@ -13,9 +13,14 @@ from typing import Any
 
 import orjson
 
-from zeroc._errors import DecodeError, EncodeError
+from zeroc._errors import DecodeError, EncodeError, LimitExceeded
 
 EXACT_MARK = b" "
+# Values one decoded text may build, counted as its commas plus its opening brackets (at least
+# the values and containers it holds; those inside strings count too). A text of n bytes holds
+# fewer than n / 2 + 1, so only texts past twice this are counted. 64 MiB of ``[{},{},...]``
+# built 2 GB of objects; at this limit ``[{},...]`` builds ~80 MB.
+MAX_VALUES = 1 << 21
 _MAX_DEPTH = 400  # below the interpreter recursion limit that json.dumps shares
 
 
@@ -37,7 +42,11 @@ def owned(data: bytes) -> bytes:
     return bytes(memoryview(data))
 
 
-def loads(data: bytes) -> Any:
+def loads(data: bytes, max_values: int = MAX_VALUES) -> Any:
+    if len(data) > 2 * max_values and data.count(b",") + data.count(b"[") + data.count(b"{") >= max_values:
+        raise LimitExceeded(
+            f"JSON payload of {len(data)} bytes may hold more than {max_values} values (raise max_values)"
+        )
     if data[:1] == EXACT_MARK:
         try:
             return json.loads(data)
