@@ -125,6 +125,9 @@ def test_sdk_posts_frames_and_compressed_json(server: Server) -> None:
         reply = client.post("/orders/echo", json=odd)
         assert reply.status_code == 200 and reply.value == odd
         assert reply.response.request.headers["content-encoding"] == "zstd"
+        # ... and comes back as JSON too, coded with the dictionary the client holds (dcz names
+        # its content's SHA-256, not the identity that covers the model).
+        assert reply.response.headers["content-encoding"] == "dcz"
         assert client.fallbacks == 0
 
 

@@ -226,3 +226,96 @@ def test_204_and_304_get_no_content_length_from_the_middleware() -> None:
     finally:
         wsgi.close()
         thread.join(10)
+
+
+ORDER = {
+    "order_id": "ORD-1",
+    "user_id": 7,
+    "timestamp": 1701821262,
+    "items": [{"product_id": 279770, "quantity": 3, "price": 19.38}] * 20,
+    "shipping_address": {"street": "253 High St", "city": "Denver", "postal_code": "80269", "country": "US"},
+    "payment_method": "CREDIT_CARD",
+    "total_amount": 58.14,
+}
+
+
+async def orders(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """/orders/ok: an Order; /orders/odd: one with a field the schema lacks (no frame possible);
+    both with a strong ETag."""
+    body = dict(ORDER)
+    if scope["path"].endswith("odd"):
+        body["gift_note"] = "happy birthday " * 20
+    out = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"etag", b'"rev-1"')]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": out})
+
+
+def orders_wsgi(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    body = dict(ORDER)
+    if environ["PATH_INFO"].endswith("odd"):
+        body["gift_note"] = "happy birthday " * 20
+    out = json.dumps(body).encode()
+    start_response(
+        "200 OK",
+        [("Content-Type", "application/json"), ("ETag", '"rev-1"'), ("Content-Length", str(len(out)))],
+    )
+    return [out]
+
+
+@pytest.fixture(scope="module")
+def bound_servers() -> Iterator[list[tuple[str, int]]]:
+    """The two probe apps behind the middlewares with /orders/* bound to an Order dictionary."""
+    import waitress
+
+    import zeroc
+    from zeroc.http import Route, ZerocWSGIMiddleware
+    from zeroc.workloads import Order, generate
+
+    d = zeroc.train(generate("order", 400, seed=3), schema=Order, candidates=[("zstd", 3)])
+    routes = [Route("/orders/*", d)]
+    port = free_port()
+    config = uvicorn.Config(
+        ZerocMiddleware(orders, routes=routes), host="127.0.0.1", port=port, log_level="error", lifespan="off"
+    )
+    asgi = uvicorn.Server(config)
+    thread = threading.Thread(target=asgi.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if asgi.started:
+            break
+        time.sleep(0.05)
+    wsgi = waitress.create_server(ZerocWSGIMiddleware(orders_wsgi, routes=routes), host="127.0.0.1", port=0)
+    wsgi_thread = threading.Thread(target=wsgi.run, daemon=True)
+    wsgi_thread.start()
+    yield [("127.0.0.1", port), ("127.0.0.1", wsgi.effective_port)]
+    asgi.should_exit = True
+    wsgi.close()
+    thread.join(10)
+    wsgi_thread.join(10)
+
+
+def test_json_falling_back_from_frames_is_compressed_and_etags_are_weakened(
+    bound_servers: list[tuple[str, int]],
+) -> None:
+    """Issue 15 items 5 and 7: a bound route whose body cannot be a frame sent its JSON
+    uncompressed (1,107 B instead of 407 with zstd); and a strong ETag survived re-encoding, so
+    the identity, zstd and frame bodies shared one. Now the fallback JSON takes the negotiated
+    coding, and every re-encoded body carries the ETag weakened; the identity one keeps it."""
+    for address in bound_servers:
+        accept = ["Accept: application/x-zeroc", "Accept-Encoding: zstd"]
+        head = ["GET /orders/odd HTTP/1.1", "Host: x", *accept, "Connection: close"]
+        status, headers, body = response(exchange(address, head, b""))
+        assert status == 200 and headers["content-encoding"] == ["zstd"], (address, headers)
+        assert headers["etag"] == ['W/"rev-1"']
+        sent = json.loads(zstandard.ZstdDecompressor().decompressobj().decompress(body))
+        assert sent["gift_note"].startswith("happy")
+        status, headers, body = response(
+            exchange(address, [*head[:1], "Host: x", *accept[:1], "Connection: close"], b"")
+        )
+        assert status == 200 and "content-encoding" not in headers and headers["etag"] == ['"rev-1"']
+        frame_head = ["GET /orders/ok HTTP/1.1", "Host: x", *accept, "Connection: close"]
+        status, headers, body = response(exchange(address, frame_head, b""))
+        assert headers["content-type"][0].startswith("application/x-zeroc") and headers["etag"] == [
+            'W/"rev-1"'
+        ]

@@ -4,6 +4,7 @@ against the pure-Python code: the same payload bytes, the same values, the same 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import random
 import shutil
@@ -403,3 +404,35 @@ def test_the_native_coder_under_address_and_undefined_behaviour_sanitizers(tmp_p
     assert "Sanitizer" not in run.stderr and "runtime error" not in run.stderr, run.stderr[-4000:]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "passed" in run.stdout
+
+
+def test_native_and_pure_python_agree_on_a_format_5_model() -> None:
+    """The format-5 vectors' model (batches of readings): both generated coders write the same
+    payloads for values on the common path, leave it alike for a value too large for one block,
+    and give the same value or error for random, cut and bit-flipped payloads -- the payload of
+    two blocks on the common path included."""
+    vectors = VECTORS / "learned-5.json"
+    doc = json.loads(vectors.read_text())
+    d = zeroc.Dictionary.from_bytes((VECTORS / doc["dictionary"]).read_bytes())
+    m = zeroc.Codec(d, frame_id="bare")._model
+    assert m is not None and m.blocks
+    pure = pure_python(m)
+    inputs = [v["input"] for v in doc["valid"]]
+    payloads = []
+    for value in inputs:
+        fast = m._fast_encode(value)
+        assert fast == pure._fast_encode(value)
+        payloads.append(fast if fast is not None else m.encode(value))
+    payloads += [bytes.fromhex(v["frame_hex"])[1:] for v in doc["invalid"]]
+    rng = random.Random(31)
+    for _ in range(3000):
+        b = bytearray(rng.choice(payloads))
+        r = rng.random()
+        if r < 0.3 and b:
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        elif r < 0.6:
+            b = b[: rng.randrange(len(b) + 1)]
+        elif r < 0.8:
+            b = bytearray(rng.randbytes(rng.randint(0, 400)))
+        got = _outcome(m._fast_decode, bytes(b))
+        assert got == _outcome(pure._fast_decode, bytes(b)), bytes(b).hex()

@@ -159,7 +159,8 @@ class _Responder:
                 self.stream = _Passthrough()  # type: ignore[assignment]
             else:
                 self.stream = self.server.stream_codings(plan).stream(plan.encoding)
-                await self._start(self.response, [("content-encoding", plan.encoding)], drop_length=True)
+                coded = [("content-encoding", plan.encoding), *plan.coded()]
+                await self._start(self.response, coded, drop_length=True)
         assert self.stream is not None
         out = self.stream.chunk(body) if more else self.stream.chunk(body) + self.stream.finish()
         await self.send_next({"type": "http.response.body", "body": out, "more_body": more})

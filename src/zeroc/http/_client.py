@@ -177,8 +177,10 @@ class _Core:
         if coding == "dcz":
             if len(raw) < 40:
                 raise DecodeError("dcz response is too short")
-            ident = raw[8:40].hex()
-            d = self.held(ident)
+            ident = raw[8:40].hex()  # the SHA-256 of the dictionary's content (RFC 9842), which
+            # is its identity unless it holds a learned model: then the held one is found by it
+            d = next((h for h in self.dictionaries.values() if h.sha256.hex() == ident), None)
+            d = d or self.held(ident)
             if d is None:
                 return _NeedDictionary(ident)
             raw = self.content_codings(d).decode("dcz", raw, self.max_decoded_size)

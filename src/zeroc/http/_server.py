@@ -73,6 +73,13 @@ class Plan:
     to_zeroc: bool = False
     set_headers: list[tuple[str, str]] = field(default_factory=list)
     vary: tuple[str, ...] = ()
+    etag: str | None = None  # the response's strong ETag, weakened where the body is re-encoded
+
+    def coded(self) -> list[tuple[str, str]]:
+        """Headers of a body this plan re-encodes: its ETag made weak (RFC 9110 §8.8.1: the
+        coded and the identity bodies are different representations, which a strong ETag
+        would tell caches and If-Range to mix)."""
+        return [("etag", "W/" + self.etag)] if self.etag else []
 
 
 class Server:
@@ -196,17 +203,18 @@ class Server:
             plan.vary = ("Accept-Encoding",)
         if status in (204, 206, 304) or status < 200 or "content-encoding" in response:
             return plan
+        etag = response.get("etag", "").strip()
+        plan.etag = etag if etag.startswith('"') else None  # a strong one (a weak one stays)
         ctype = response.get("content-type", "")
-        if (
+        plan.to_zeroc = (
             bound is not None
             and bound.codec is not None
             and status == 200
             and ctype.split(";")[0].strip().lower() == JSON_MEDIA_TYPE
             and wants_zeroc(request.get("accept"))
-        ):
-            plan.to_zeroc = True
-            return plan
-        if is_excluded(ctype, self.excluded):
+        )
+        # A content coding too: where the body falls back from frames to JSON, it goes coded.
+        if not plan.to_zeroc and is_excluded(ctype, self.excluded):
             return plan
         available = ["zstd", "br", "gzip"]
         held = available_dictionary(request.get("available-dictionary"))
@@ -232,12 +240,14 @@ class Server:
                 plan.to_zeroc = False
             else:
                 headers.append(("content-type", bound.media_type or ZEROC_MEDIA_TYPE))
+                headers += plan.coded()
                 self._observe(plan.route, "zeroc", len(body), len(frame), started)
                 return frame, headers
         if plan.encoding != "identity" and len(body) >= self.minimum_size:
             codings = bound.codings if bound is not None and plan.encoding == "dcz" else self.plain
             out = codings.encode(plan.encoding, body)
             headers.append(("content-encoding", plan.encoding))
+            headers += plan.coded()
             self._observe(plan.route, plan.encoding, len(body), len(out), started)
             return out, headers
         plan.encoding = "identity"

@@ -99,7 +99,7 @@ class ZerocWSGIMiddleware:
             return app_iter
         start_response(
             status_line,
-            _rewrite(raw, [("content-encoding", plan.encoding)], plan, True),
+            _rewrite(raw, [("content-encoding", plan.encoding), *plan.coded()], plan, True),
             captured["exc_info"],
         )
         return self._stream(plan, app_iter)
