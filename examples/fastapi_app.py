@@ -6,7 +6,7 @@ Zeroc SDK exchange ~56-byte protobuf frames instead of ~370-byte JSON.
 
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from prometheus_client import make_asgi_app
 
 import zeroc
@@ -23,6 +23,11 @@ app = FastAPI()
 @app.get("/orders/{i}")
 def get_order(i: int) -> dict[str, Any]:
     return orders[i % len(orders)]
+
+
+@app.post("/orders/echo")  # a frame posted by the SDK arrives here as JSON
+async def echo(request: Request) -> Any:
+    return await request.json()
 
 
 app.mount("/metrics", make_asgi_app())

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from flask import Flask, jsonify
+from flask import Flask, jsonify, request
 
 import zeroc
 from zeroc.http import Route, ZerocWSGIMiddleware
@@ -18,6 +18,11 @@ app.json.sort_keys = False  # type: ignore[attr-defined]  # keep key order: a le
 @app.get("/orders/<int:i>")
 def get_order(i: int) -> Any:
     return jsonify(orders[i % len(orders)])
+
+
+@app.post("/orders/echo")  # a frame posted by the SDK arrives here as JSON
+def echo() -> Any:
+    return jsonify(request.get_json())
 
 
 app.wsgi_app = ZerocWSGIMiddleware(app.wsgi_app, routes=[Route("/orders/*", dictionary)])  # type: ignore[method-assign]

@@ -128,10 +128,16 @@ def test_real_corpus_directory_and_array_files(tmp_path: Path) -> None:
         ["train", "{d}/tiny.ndjson", "-o", "{d}/t.zcd"],
         ["encode", "--schema", "nope:Nope", "{d}/orders.ndjson", "-o", "{d}/x"],
         ["decode", "--dict", "{d}/orders.ndjson", "{d}/o.zcs", "-o", "{d}/x"],
+        ["decode", "{d}/missing.zcs", "-o", "{d}/x"],  # click said "Usage: ..." with status 2
+        ["train", "{d}/missing.ndjson", "-o", "{d}/x"],
+        ["inspect", "{d}/missing.zcd"],
+        ["encode", "{d}/deep.json", "-o", "{d}/x"],  # 2,000 levels: a RecursionError traceback
+        ["train", "{d}/deep.json", "-o", "{d}/x"],
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(orders: Path, args: list[str]) -> None:
     (orders / "tiny.ndjson").write_text('{"a": 1}\n' * 5)
+    (orders / "deep.json").write_text("[" + "[" * 2000 + "]" * 2000 + "]")
     if not (orders / "orders.zcd").exists():
         run("train", str(orders / "orders.ndjson"), "-o", str(orders / "orders.zcd"))
     proc = run(*[a.format(d=orders) for a in args], ok=False)

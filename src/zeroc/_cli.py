@@ -34,6 +34,9 @@ class _Command(click.Group):
         except (ZerocError, OSError, ValueError) as exc:
             click.echo(f"zeroc: error: {exc}", err=True)
             ctx.exit(1)
+        except RecursionError:  # JSON nested deeper than Python's parsers go
+            click.echo("zeroc: error: input is nested too deeply to read", err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=_Command)
@@ -85,7 +88,7 @@ def _schema(schema: str | None, proto: str | None, message: str | None) -> Schem
 
 def _schema_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--message", help="message name inside --proto")(f)
-    f = click.option("--proto", type=click.Path(exists=True, dir_okay=False), help=".proto file")(f)
+    f = click.option("--proto", type=click.Path(dir_okay=False), help=".proto file")(f)
     return click.option("--schema", help="protobuf message class as module:Message")(f)
 
 
@@ -101,7 +104,7 @@ def _progress(stage: str, done: int, total: int) -> None:
 
 # -- commands --------------------------------------------------------------------------------
 @main.command("train")
-@click.argument("samples", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("samples", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="dictionary file")
 @_schema_options
 @click.option("--size", default=32 * 1024, show_default=True, help="dictionary size in bytes")
@@ -160,8 +163,10 @@ def _codec(
 
 
 @main.command("encode")
-@click.argument("input", type=click.Path(exists=True, dir_okay=False))
-@click.option("--dict", "dict_path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("input", type=click.Path(dir_okay=False))
+@click.option(
+    "--dict", "dict_path", type=click.Path(dir_okay=False), help="the .zcd dictionary the frames use"
+)
 @_schema_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 def encode_cmd(
@@ -177,8 +182,10 @@ def encode_cmd(
 
 
 @main.command("decode")
-@click.argument("input", type=click.Path(exists=True, dir_okay=False))
-@click.option("--dict", "dict_path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("input", type=click.Path(dir_okay=False))
+@click.option(
+    "--dict", "dict_path", type=click.Path(dir_okay=False), help="the .zcd dictionary the frames use"
+)
 @_schema_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 @click.option(
@@ -270,7 +277,7 @@ def _print_fields(model: dict[str, Any] | None) -> None:
 
 
 @main.command("inspect")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def inspect_cmd(file: str, as_json: bool) -> None:
     """Show what a frame, stream or dictionary file holds."""
@@ -338,7 +345,7 @@ def bench_cmd(
 
 
 @main.command("pack")
-@click.argument("input", type=click.Path(exists=True, dir_okay=False))
+@click.argument("input", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--chunk-rows", default=65_536, show_default=True, help="rows per independently compressed chunk"
@@ -360,7 +367,7 @@ def pack_cmd(input: str, output: str, chunk_rows: int) -> None:
 
 
 @main.command("unpack")
-@click.argument("input", type=click.Path(exists=True, dir_okay=False))
+@click.argument("input", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 def unpack_cmd(input: str, output: str) -> None:
     """Unpack a .zct container back to the identical JSON document."""
@@ -371,7 +378,7 @@ def unpack_cmd(input: str, output: str) -> None:
 
 
 @main.command("rows")
-@click.argument("input", type=click.Path(exists=True, dir_okay=False))
+@click.argument("input", type=click.Path(dir_okay=False))
 @click.option("--range", "span", default=None, help="START:STOP (Python slice, no step)")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="NDJSON file (default: stdout)")
 def rows_cmd(input: str, span: str | None, output: str | None) -> None:
@@ -400,8 +407,8 @@ def rows_cmd(input: str, span: str | None, output: str | None) -> None:
 
 
 @main.command("append")
-@click.argument("container", type=click.Path(exists=True, dir_okay=False))
-@click.argument("more", type=click.Path(exists=True, dir_okay=False))
+@click.argument("container", type=click.Path(dir_okay=False))
+@click.argument("more", type=click.Path(dir_okay=False))
 def append_cmd(container: str, more: str) -> None:
     """Append rows (NDJSON, a JSON array, or a document with the same table) to a container."""
     from zeroc.tabular import append, table_path
