@@ -195,6 +195,24 @@ def test_metrics_are_exposed(server: Server) -> None:
     text = httpx.get(server.url + "/metrics", follow_redirects=True).text
     assert 'zeroc_http_responses_total{encoding="zeroc",route="/orders/*"}' in text
     assert "zeroc_http_compression_ratio_bucket" in text
+    # A streamed response is counted when it ends (it was counted nowhere): its bytes before
+    # and after coding, as the client received them.
+    plain = {"accept-encoding": "identity"}  # so that reading the metrics adds no zstd bytes
+    text = httpx.get(server.url + "/metrics", headers=plain, follow_redirects=True).text
+    before = _counter(text, "zeroc_http_bytes_before_total", "zstd")
+    streamed = httpx.get(server.url + "/stream", headers={"accept-encoding": "zstd"})
+    assert streamed.headers["content-encoding"] == "zstd"
+    text = httpx.get(server.url + "/metrics", headers=plain, follow_redirects=True).text
+    assert _counter(text, "zeroc_http_bytes_before_total", "zstd") - before == len(streamed.content)
+
+
+def _counter(text: str, name: str, encoding: str) -> float:
+    """The sum of a counter's samples for one encoding, over routes."""
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "{") and f'encoding="{encoding}"' in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 def test_thousand_requests_bounded_concurrency_memory_flat(server: Server) -> None:

@@ -11,8 +11,7 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 from zeroc._errors import LimitExceeded, ZerocError
-from zeroc.http._content import StreamEncoder
-from zeroc.http._server import Plan, Route, Server, vary_value
+from zeroc.http._server import Plan, Route, Server, Streamed, vary_value
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -129,7 +128,7 @@ class _Responder:
         self.server, self.path, self.request, self.send_next = server, path, request, send
         self.start: Message | None = None
         self.plan: Plan | None = None
-        self.stream: StreamEncoder | None = None
+        self.stream: Streamed | None = None
         self.buffer: list[bytes] = []
         self.response: dict[str, str] = {}
 
@@ -154,11 +153,10 @@ class _Responder:
             await self._send_whole(b"".join(self.buffer))
             return
         if self.stream is None:
+            self.stream = self.server.stream(plan)
             if plan.encoding == "identity":
                 await self._start(self.response, [], drop_length=False)
-                self.stream = _Passthrough()  # type: ignore[assignment]
             else:
-                self.stream = self.server.stream_codings(plan).stream(plan.encoding)
                 coded = [("content-encoding", plan.encoding), *plan.coded()]
                 await self._start(self.response, coded, drop_length=True)
         assert self.stream is not None
@@ -190,11 +188,3 @@ class _Responder:
         ]
         headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in changes.items()]
         await self.send_next({**self.start, "headers": headers})
-
-
-class _Passthrough:
-    def chunk(self, data: bytes) -> bytes:
-        return data
-
-    def finish(self) -> bytes:
-        return b""

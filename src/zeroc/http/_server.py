@@ -258,6 +258,12 @@ class Server:
         bound = plan.bound
         return bound.codings if bound is not None and plan.encoding == "dcz" else self.plain
 
+    def stream(self, plan: Plan) -> Streamed:
+        """The coder of a streamed body (chunk by chunk, each flushed), which reports the body to
+        the metrics when it finishes, as a whole body is reported."""
+        inner = None if plan.encoding == "identity" else self.stream_codings(plan).stream(plan.encoding)
+        return Streamed(self, plan, inner)
+
     def _observe(self, route: str, encoding: str, before: int, after: int, started: float) -> None:
         if self.metrics is not None:
             self.metrics.response(route, encoding, before, after, time.perf_counter() - started)
@@ -272,3 +278,31 @@ class Server:
 
 def vary_value(existing: str | None, plan: Plan) -> str:
     return add_vary(existing, *plan.vary)
+
+
+class Streamed:
+    """A streamed body going through its content coding (or none), counted: bytes in and out
+    and the time spent coding go to the metrics when the body ends."""
+
+    def __init__(self, server: Server, plan: Plan, inner: Any) -> None:
+        self.server, self.plan, self.inner = server, plan, inner
+        self.before = self.after = 0
+        self.seconds = 0.0
+
+    def chunk(self, data: bytes) -> bytes:
+        started = time.perf_counter()
+        out = data if self.inner is None else self.inner.chunk(data)
+        self.seconds += time.perf_counter() - started
+        self.before += len(data)
+        self.after += len(out)
+        return out
+
+    def finish(self) -> bytes:
+        started = time.perf_counter()
+        out = b"" if self.inner is None else self.inner.finish()
+        self.seconds += time.perf_counter() - started
+        self.after += len(out)
+        if self.server.metrics is not None:
+            plan = self.plan
+            self.server.metrics.response(plan.route, plan.encoding, self.before, self.after, self.seconds)
+        return out

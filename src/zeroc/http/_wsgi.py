@@ -96,7 +96,7 @@ class ZerocWSGIMiddleware:
             return [out]
         if plan.encoding == "identity":
             start_response(status_line, _rewrite(raw, [], plan), captured["exc_info"])
-            return app_iter
+            return self._stream(plan, app_iter) if server.metrics is not None else app_iter
         start_response(
             status_line,
             _rewrite(raw, [("content-encoding", plan.encoding), *plan.coded()], plan, True),
@@ -118,7 +118,7 @@ class ZerocWSGIMiddleware:
         return body
 
     def _stream(self, plan: Plan, app_iter: Iterable[bytes]) -> Iterator[bytes]:
-        encoder = self.server.stream_codings(plan).stream(plan.encoding)
+        encoder = self.server.stream(plan)  # counted for the metrics when it ends
         try:
             for chunk in app_iter:
                 if chunk:
