@@ -156,6 +156,26 @@ def test_dcz_for_clients_holding_the_dictionary(server: Server, dictionary_file:
     assert httpx.get(f"{server.url}/.well-known/zeroc/dictionaries/{'0' * 64}.zcd").status_code == 404
 
 
+def test_the_dictionary_endpoint_reads_like_a_static_file(server: Server, dictionary_file: Path) -> None:
+    """Issue 15 item 11: the endpoint answered POST and DELETE with 200, ignored If-None-Match and
+    knew only lower-case hex. Now: any case, GET and HEAD only (405 with Allow), 304 for a
+    matching ETag, HEAD with the GET's headers and no body."""
+    d = zeroc.Dictionary.load(dictionary_file)
+    url = f"{server.url}/.well-known/zeroc/dictionaries/{d.id.upper()}.zcd"
+    r = httpx.get(url)
+    assert r.status_code == 200 and zeroc.Dictionary.from_bytes(r.content) == d
+    assert r.headers["etag"] == f'"{d.id}"'
+    for method in ("POST", "DELETE", "PUT"):
+        refused = httpx.request(method, url)
+        assert refused.status_code == 405 and refused.headers["allow"] == "GET, HEAD"
+    again = httpx.get(url, headers={"if-none-match": r.headers["etag"]})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == r.headers["etag"]
+    assert httpx.get(url, headers={"if-none-match": '"other"'}).status_code == 200
+    head = httpx.head(url)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-length"] == r.headers["content-length"]
+
+
 @pytest.mark.parametrize(
     ("headers", "body", "status"),
     [

@@ -73,11 +73,11 @@ class ZerocMiddleware:
             return
         server = self.server
         path = scope["path"]
-        served = server.dictionary_response(path)
+        request = _headers(scope["headers"])
+        served = server.dictionary_response(path, scope.get("method", "GET"), request.get("if-none-match"))
         if served is not None:
             await _respond(send, *served)
             return
-        request = _headers(scope["headers"])
         if server.needs_decoding(request):
             try:
                 body = await self._read(receive)

@@ -130,23 +130,33 @@ class Server:
         return found
 
     # -- dictionary endpoint ------------------------------------------------------------
-    def dictionary_response(self, path: str) -> tuple[int, list[tuple[str, str]], bytes] | None:
+    def dictionary_response(
+        self, path: str, method: str = "GET", if_none_match: str | None = None
+    ) -> tuple[int, list[tuple[str, str]], bytes] | None:
+        """The dictionary endpoint's answer, or None for other paths. Names are hex in either
+        case; only GET and HEAD are allowed (405); a matching If-None-Match gets 304 (the
+        files never change: their name is their hash)."""
         if not path.startswith(DICTIONARY_PATH):
             return None
         name = path[len(DICTIONARY_PATH) :]
         ident, _, ext = name.partition(".")
+        ident, ext = ident.lower(), ext.lower()
         d = self._dictionaries.get(ident)
         if d is None or ext not in ("zcd", "dict"):
             return 404, [("content-type", JSON_MEDIA_TYPE)], b'{"error": "no such dictionary"}'
+        if method not in ("GET", "HEAD"):
+            body = b'{"error": "dictionaries are read with GET or HEAD"}'
+            return 405, [("allow", "GET, HEAD"), ("content-type", JSON_MEDIA_TYPE)], body
+        etag = f'"{ident}"'
+        cached = [("cache-control", IMMUTABLE), ("etag", etag)]
+        if if_none_match is not None:
+            tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
+            if etag in tags or "*" in tags:
+                return 304, cached, b""
         body = d.to_bytes() if ext == "zcd" else d.content
         kind = "application/x-zeroc-dictionary" if ext == "zcd" else "application/octet-stream"
-        headers = [
-            ("content-type", kind),
-            ("cache-control", IMMUTABLE),
-            ("etag", f'"{ident}"'),
-            ("content-length", str(len(body))),
-        ]
-        return 200, headers, body
+        headers = [("content-type", kind), *cached, ("content-length", str(len(body)))]
+        return 200, headers, body if method == "GET" else b""
 
     # -- requests -----------------------------------------------------------------------
     @staticmethod

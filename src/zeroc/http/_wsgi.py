@@ -43,7 +43,8 @@ class ZerocWSGIMiddleware:
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         server = self.server
         path = environ.get("PATH_INFO", "")
-        served = server.dictionary_response(path)
+        method = environ.get("REQUEST_METHOD", "GET")
+        served = server.dictionary_response(path, method, environ.get("HTTP_IF_NONE_MATCH"))
         if served is not None:
             status, headers, body = served
             start_response(_status_line(status), headers)
