@@ -328,3 +328,32 @@ def test_the_http_layer_serves_learned_frames_without_knowing(learned_file: Path
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
+
+
+def test_frames_name_their_dictionary_in_either_case_and_the_sdk_remembers_routes_not_paths(
+    server: Server, dictionary_file: Path
+) -> None:
+    """Issue 15 item 11: ``dictionary=`` in upper-case hex was a mismatch (400); the SDK kept one
+    entry per distinct path it asked for, without bound. Now the hex is read in either case, and
+    the SDK remembers the route's pattern (one entry for every order) and at most ROUTES paths."""
+    from zeroc.http._client import ROUTES
+    from zeroc.http._negotiate import zeroc_media_type
+
+    d = zeroc.Dictionary.load(dictionary_file)
+    frame = zeroc.Codec(d).encode(ORDERS[6])
+    schema = d.schema["message"] if d.schema else None
+    r = httpx.post(
+        server.url + "/orders/echo",
+        content=frame,
+        headers={"content-type": zeroc_media_type(d.id.upper(), schema), "accept": "application/json"},
+    )
+    assert r.status_code == 200 and r.json() == ORDERS[6]
+    with Client(server.url) as client:
+        for i in range(30):
+            assert client.get(f"/orders/{i}").value == ORDERS[i % len(ORDERS)]
+        known = client._core.route_dictionary
+        assert list(known) == ["/orders/*"], known
+        response = httpx.Response(200, headers={"zeroc-dictionary": d.id})
+        for i in range(ROUTES + 50):  # a server that names no pattern: paths, bounded
+            client._core.learn(f"/p/{i}", response)
+        assert len(client._core.route_dictionary) == ROUTES and "/p/0" not in client._core.route_dictionary

@@ -32,6 +32,7 @@ from zeroc.http._server import DICTIONARY_PATH
 ACCEPT = f"{ZEROC_MEDIA_TYPE}, {JSON_MEDIA_TYPE};q=0.9"
 COMPRESS_REQUESTS_FROM = 256  # bytes: below this a request body is sent as is
 DEFAULT_MAX_DECODED = 64 * 1024 * 1024
+ROUTES = 1000  # routes (or, where the server names no pattern, paths) whose dictionary is known
 
 
 @dataclass
@@ -146,12 +147,17 @@ class _Core:
         return ident
 
     def learn(self, path: str, response: httpx.Response) -> None:
+        """Remember which dictionary a route uses: by its pattern when the server names one
+        (``/orders/*``: one entry for every order), else by the path, at most ROUTES of them
+        (the oldest forgotten first), so that the map does not grow with every path asked."""
         ident = response.headers.get("zeroc-dictionary")
         if ident and len(ident) == 64:
-            self.route_dictionary[path] = ident.lower()
             pattern = response.headers.get("zeroc-route")
-            if pattern and len(self.route_dictionary) < 1000:
-                self.route_dictionary[pattern] = ident.lower()
+            key = pattern or path
+            self.route_dictionary.pop(key, None)  # re-inserted: the newest
+            self.route_dictionary[key] = ident.lower()
+            while len(self.route_dictionary) > ROUTES:
+                del self.route_dictionary[next(iter(self.route_dictionary))]
         accepted = response.headers.get("accept-encoding")
         if accepted:
             self.request_codings = {c.strip().lower() for c in accepted.split(",")}

@@ -184,7 +184,7 @@ class Server:
         if kind == ZEROC_MEDIA_TYPE:
             if bound is None or bound.codec is None or bound.route.dictionary is None:
                 raise UnknownDictionary(f"{path} takes no Zeroc frames")
-            named = params.get("dictionary", "")
+            named = params.get("dictionary", "").lower()  # hex, in either case
             if named != bound.route.dictionary.id:
                 raise DictionaryMismatch(
                     f"frame names dictionary {named[:16]!r}; {path} uses {bound.route.dictionary.id[:16]}"
