@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -45,12 +46,11 @@ async def probe(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": out})
 
 
-@pytest.fixture(scope="module")
-def address() -> Iterator[tuple[str, int]]:
+@contextmanager
+def on_uvicorn(app: Any) -> Iterator[tuple[str, int]]:
+    """``app`` served by uvicorn on a free loopback port, for the block's duration."""
     port = free_port()
-    config = uvicorn.Config(
-        ZerocMiddleware(probe), host="127.0.0.1", port=port, log_level="error", lifespan="off"
-    )
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -59,9 +59,32 @@ def address() -> Iterator[tuple[str, int]]:
             break
         time.sleep(0.05)
     assert server.started
-    yield ("127.0.0.1", port)
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield ("127.0.0.1", port)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@contextmanager
+def on_waitress(app: Any) -> Iterator[tuple[str, int]]:
+    """``app`` (WSGI) served by waitress on a free loopback port, for the block's duration."""
+    import waitress
+
+    server = waitress.create_server(app, host="127.0.0.1", port=0, threads=2)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield ("127.0.0.1", server.effective_port)
+    finally:
+        server.close()
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def address() -> Iterator[tuple[str, int]]:
+    with on_uvicorn(ZerocMiddleware(probe)) as served:
+        yield served
 
 
 def exchange(address: tuple[str, int], head: list[str], body: bytes, half_close: bool = False) -> bytes:
@@ -187,45 +210,21 @@ def test_204_and_304_get_no_content_length_from_the_middleware() -> None:
     to both. Over ASGI (uvicorn) and WSGI (waitress)."""
     from zeroc.http import ZerocWSGIMiddleware
 
-    port = free_port()
-    config = uvicorn.Config(
-        ZerocMiddleware(no_content), host="127.0.0.1", port=port, log_level="error", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    try:
-        for path in ("/204", "/304"):
-            raw = exchange(("127.0.0.1", port), [f"GET {path} HTTP/1.1", "Host: x", "Connection: close"], b"")
-            status, headers, _ = response(raw)
-            assert status == int(path[1:]) and "content-length" not in headers and headers["etag"] == ['"v1"']
-    finally:
-        server.should_exit = True
-        thread.join(10)
-
-    import waitress
-
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         status = "204 No Content" if environ["PATH_INFO"] == "/204" else "304 Not Modified"
         start_response(status, [("ETag", '"v1"')])
         return [b""]
 
-    wsgi = waitress.create_server(ZerocWSGIMiddleware(app), host="127.0.0.1", port=0, threads=2)
-    thread = threading.Thread(target=wsgi.run, daemon=True)
-    thread.start()
-    try:
-        for path in ("/204", "/304"):
-            address = ("127.0.0.1", wsgi.effective_port)
-            raw = exchange(address, [f"GET {path} HTTP/1.1", "Host: x", "Connection: close"], b"")
-            status, headers, _ = response(raw)
-            assert status == int(path[1:]) and "content-length" not in headers and headers["etag"] == ['"v1"']
-    finally:
-        wsgi.close()
-        thread.join(10)
+    for serve in (on_uvicorn(ZerocMiddleware(no_content)), on_waitress(ZerocWSGIMiddleware(app))):
+        with serve as address:
+            for path in ("/204", "/304"):
+                raw = exchange(address, [f"GET {path} HTTP/1.1", "Host: x", "Connection: close"], b"")
+                status, headers, _ = response(raw)
+                assert (
+                    status == int(path[1:])
+                    and "content-length" not in headers
+                    and headers["etag"] == ['"v1"']
+                )
 
 
 ORDER = {
@@ -266,33 +265,17 @@ def orders_wsgi(environ: dict[str, Any], start_response: Any) -> list[bytes]:
 @pytest.fixture(scope="module")
 def bound_servers() -> Iterator[list[tuple[str, int]]]:
     """The two probe apps behind the middlewares with /orders/* bound to an Order dictionary."""
-    import waitress
-
     import zeroc
     from zeroc.http import Route, ZerocWSGIMiddleware
     from zeroc.workloads import Order, generate
 
     d = zeroc.train(generate("order", 400, seed=3), schema=Order, candidates=[("zstd", 3)])
     routes = [Route("/orders/*", d)]
-    port = free_port()
-    config = uvicorn.Config(
-        ZerocMiddleware(orders, routes=routes), host="127.0.0.1", port=port, log_level="error", lifespan="off"
-    )
-    asgi = uvicorn.Server(config)
-    thread = threading.Thread(target=asgi.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if asgi.started:
-            break
-        time.sleep(0.05)
-    wsgi = waitress.create_server(ZerocWSGIMiddleware(orders_wsgi, routes=routes), host="127.0.0.1", port=0)
-    wsgi_thread = threading.Thread(target=wsgi.run, daemon=True)
-    wsgi_thread.start()
-    yield [("127.0.0.1", port), ("127.0.0.1", wsgi.effective_port)]
-    asgi.should_exit = True
-    wsgi.close()
-    thread.join(10)
-    wsgi_thread.join(10)
+    with (
+        on_uvicorn(ZerocMiddleware(orders, routes=routes)) as asgi,
+        on_waitress(ZerocWSGIMiddleware(orders_wsgi, routes=routes)) as wsgi,
+    ):
+        yield [asgi, wsgi]
 
 
 def test_json_falling_back_from_frames_is_compressed_and_etags_are_weakened(

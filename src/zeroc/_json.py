@@ -43,7 +43,7 @@ def owned(data: bytes) -> bytes:
 
 
 def loads(data: bytes, max_values: int = MAX_VALUES) -> Any:
-    if len(data) > 2 * max_values and data.count(b",") + data.count(b"[") + data.count(b"{") >= max_values:
+    if len(data) > 2 * max_values and data.count(b",") + data.count(b"[") + data.count(b"{") > max_values:
         raise LimitExceeded(
             f"JSON payload of {len(data)} bytes may hold more than {max_values} values (raise max_values)"
         )
