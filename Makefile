@@ -4,7 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck clean
+# Real clients the tests drive (Debian packages; each package's command has its name).
+SYSTEM_PACKAGES := curl zstd chromium
+
+.PHONY: demo test lint typecheck clean system
 
 $(STAMP): pyproject.toml src/zeroc/learned/_native.c
 	$(PY) -m venv $(VENV)
@@ -22,7 +25,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: lint typecheck
+system:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; sudo=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+test: lint typecheck system
 	$(BIN)/pytest -q
 
 clean:

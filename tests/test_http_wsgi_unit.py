@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from zeroc.http import ZerocWSGIMiddleware
+from zeroc.http._content import ContentCodings
 
 BODY = b'{"rows": [' + b",".join(b'{"n": %d}' % i for i in range(300)) + b"]}"
 
@@ -77,7 +78,8 @@ def test_whole_bodies_get_a_length_and_keep_repeated_headers() -> None:
     assert plain == BODY and headers["content-length"] == str(len(BODY))
 
 
-def test_head_requests_pass_through() -> None:
+def test_head_requests_get_the_headers_of_get() -> None:
+    """spec/HTTP.md §1: the app answers a GET; its coded length goes out, its body does not."""
     environ = {
         "REQUEST_METHOD": "HEAD",
         "PATH_INFO": "/x",
@@ -85,10 +87,18 @@ def test_head_requests_pass_through() -> None:
         "HTTP_ACCEPT_ENCODING": "gzip",
     }
     seen: dict[str, str] = {}
+    methods: list[str] = []
 
     def start_response(status: str, hdrs: list[tuple[str, str]], exc_info: Any = None) -> Any:
         seen.update((k.lower(), v) for k, v in hdrs)
         return lambda data: None
 
-    ZerocWSGIMiddleware(list_app)(environ, start_response)
-    assert seen["content-length"] == str(len(BODY)) and "content-encoding" not in seen
+    def app(env: dict[str, Any], start: Any) -> Any:
+        methods.append(env["REQUEST_METHOD"])
+        return list_app(env, start)
+
+    body = b"".join(ZerocWSGIMiddleware(app)(environ, start_response))
+    assert methods == ["GET"] and body == b""
+    assert seen["content-encoding"] == "gzip" and seen["content-length"] == str(
+        len(ContentCodings().encode("gzip", BODY))
+    )

@@ -89,10 +89,11 @@ class ZerocMiddleware:
                 return
             scope = dict(scope, headers=_changed(scope["headers"], changes))
             receive = _replay(data, receive)
-        if scope.get("method") == "HEAD":  # no body to encode: keep the app's headers as they are
-            await self.app(scope, receive, send)
-            return
-        await self.app(scope, receive, _Responder(server, path, request, send).send)
+        # HEAD gets GET's headers (spec/HTTP.md §1): the app answers a GET, whose body is dropped.
+        head = scope.get("method") == "HEAD"
+        if head:
+            scope = dict(scope, method="GET")
+        await self.app(scope, receive, _Responder(server, path, request, send, head).send)
 
     async def _read(self, receive: Receive) -> bytes:
         chunks, size = [], 0
@@ -124,8 +125,10 @@ def _replay(data: bytes, receive: Receive) -> Receive:
 
 
 class _Responder:
-    def __init__(self, server: Server, path: str, request: dict[str, str], send: Send) -> None:
+    def __init__(self, server: Server, path: str, request: dict[str, str], send: Send, head: bool) -> None:
         self.server, self.path, self.request, self.send_next = server, path, request, send
+        self.head = head  # answering HEAD: headers as for GET, then an empty body
+        self.ended = False
         self.start: Message | None = None
         self.plan: Plan | None = None
         self.stream: Streamed | None = None
@@ -139,6 +142,8 @@ class _Responder:
             return
         if kind != "http.response.body" or self.start is None:
             await self.send_next(message)
+            return
+        if self.ended:  # HEAD: the response went out with the headers; the rest is dropped
             return
         body, more = message.get("body", b""), message.get("more_body", False)
         if self.plan is None:
@@ -159,6 +164,10 @@ class _Responder:
             else:
                 coded = [("content-encoding", plan.encoding), *plan.coded()]
                 await self._start(self.response, coded, drop_length=True)
+            if self.head:
+                self.ended = True
+                await self.send_next({"type": "http.response.body", "body": b"", "more_body": False})
+                return
         assert self.stream is not None
         out = self.stream.chunk(body) if more else self.stream.chunk(body) + self.stream.finish()
         await self.send_next({"type": "http.response.body", "body": out, "more_body": more})
@@ -173,7 +182,8 @@ class _Responder:
         else:
             headers.append(("content-length", str(len(out))))
             await self._start(self.response, headers, drop_length=True)
-        await self.send_next({"type": "http.response.body", "body": out, "more_body": False})
+        body = b"" if self.head else out
+        await self.send_next({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _start(self, response: dict[str, str], extra: list[tuple[str, str]], drop_length: bool) -> None:
         assert self.start is not None and self.plan is not None

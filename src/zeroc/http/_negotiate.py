@@ -48,15 +48,21 @@ def parse_accept_encoding(header: str | None) -> dict[str, float]:
 
 
 def choose_encoding(header: str | None, available: Iterable[str]) -> str:
-    """The coding to answer with: highest weight, ties broken by server preference.
+    """The coding to answer with: highest weight, ties broken by server preference."""
+    return best_encodings(header, available)[0]
+
+
+def best_encodings(header: str | None, available: Iterable[str]) -> tuple[str, ...]:
+    """The codings tied at the highest weight, in server preference order (spec/HTTP.md §1:
+    a whole body goes out in the smallest of them, a streamed one in the first).
 
     ``available`` are the codings this response could use (``dcz`` only when the client holds
-    the route's dictionary). Identity not named in the header is acceptable (RFC 9110 §12.5.3)
-    but ranks below every coding the client did name; with no acceptable coding at all the
-    answer is identity, which RFC 9110 permits.
+    the route's dictionary and section 4 allows it). Identity not named in the header is
+    acceptable (RFC 9110 §12.5.3) but ranks below every coding the client did name; with no
+    acceptable coding at all the answer is identity, which RFC 9110 permits.
     """
     if header is None:
-        return "identity"
+        return ("identity",)
     weights = parse_accept_encoding(header)
     star = weights.get("*")
 
@@ -68,9 +74,40 @@ def choose_encoding(header: str | None, available: Iterable[str]) -> str:
         return star if star is not None else 0.0
 
     allowed = set(available) | {"identity"}
-    ranked = [(weight(c), -i, c) for i, c in enumerate(PREFERENCE) if c in allowed]
-    q, _, coding = max(ranked)
-    return coding if q > 0 else "identity"
+    ranked = [(weight(c), c) for c in PREFERENCE if c in allowed]
+    top = max(q for q, _ in ranked)
+    if top <= 0:
+        return ("identity",)
+    return tuple(c for q, c in ranked if q == top)
+
+
+# URL-pattern syntax (the WHATWG URL Pattern standard) other than the ``*`` wildcard.
+_URL_PATTERN_SPECIAL = frozenset(":(){}+?\\")
+
+
+def url_pattern(glob: str) -> str:
+    """A route's glob as an RFC 9842 ``match`` URL pattern: ``*`` stays a wildcard, ``?`` and
+    ``[...]`` widen to ``*`` (a dictionary offered too widely is only ignored by the server),
+    other pattern syntax is escaped."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if c == "[" and (end := glob.find("]", i + 2)) > 0:
+            c, i = "*", end
+        elif c == "?":
+            c = "*"
+        elif c in _URL_PATTERN_SPECIAL:
+            c = "\\" + c
+        if not (c == "*" and out and out[-1] == "*"):
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def directives(header: str | None) -> set[str]:
+    """The directive names of a ``Cache-Control`` value, lower-cased (``private="x"`` counts)."""
+    return {d.split("=", 1)[0].strip().lower() for d in (header or "").split(",") if d.strip()}
 
 
 def parse_media_type(header: str | None) -> tuple[str, dict[str, str]]:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import http_sf
 import orjson
 
 from zeroc import _json
@@ -27,15 +28,21 @@ from zeroc.http._negotiate import (
     ZEROC_MEDIA_TYPE,
     add_vary,
     available_dictionary,
-    choose_encoding,
+    best_encodings,
+    directives,
     is_excluded,
     parse_media_type,
+    url_pattern,
     wants_zeroc,
     zeroc_media_type,
 )
 
 DICTIONARY_PATH = "/.well-known/zeroc/dictionaries/"
 IMMUTABLE = "public, max-age=31536000, immutable"
+# Choosing a whole body's coding by size (spec/HTTP.md §1): a route's first TRIALS bodies, and
+# one in RETRY after, are coded in every tied coding; the others take the one smallest there.
+TRIALS = 8
+RETRY = 64
 
 
 class UnsupportedCoding(ZerocError):
@@ -52,6 +59,10 @@ class Route:
     pattern: str
     dictionary: Dictionary | None = None
     schema: Any = None
+    # RFC 9842 (spec/HTTP.md §4): offer dcz on this route; also for responses that set cookies
+    # or are private (only where no secret shares a response with input an attacker controls).
+    dcz: bool = True
+    dcz_private: bool = False
 
 
 @dataclass
@@ -61,6 +72,28 @@ class _Bound:
     codec: Codec | None
     media_type: str | None
     label: str
+    sizes: _Sizes = field(default_factory=lambda: _Sizes())
+
+
+class _Sizes:
+    """Which coding has made a route's whole bodies smallest: bytes in and out per coding, over
+    the bodies that were coded in every candidate."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.total: dict[str, list[int]] = {}
+
+    def pick(self, candidates: tuple[str, ...]) -> str | None:
+        """The candidate with the smallest ratio so far, or None: code this body in each."""
+        self.seen += 1
+        if self.seen <= TRIALS or self.seen % RETRY == 0 or any(c not in self.total for c in candidates):
+            return None
+        return min(candidates, key=lambda c: self.total[c][1] / max(1, self.total[c][0]))
+
+    def record(self, coding: str, before: int, after: int) -> None:
+        t = self.total.setdefault(coding, [0, 0])
+        t[0] += before
+        t[1] += after
 
 
 @dataclass
@@ -69,7 +102,8 @@ class Plan:
 
     route: str
     bound: _Bound | None = None
-    encoding: str = "identity"
+    encoding: str = "identity"  # a streamed body's coding; a whole body's once it is chosen
+    candidates: tuple[str, ...] = ("identity",)  # the codings tied at the client's highest weight
     to_zeroc: bool = False
     set_headers: list[tuple[str, str]] = field(default_factory=list)
     vary: tuple[str, ...] = ()
@@ -100,10 +134,18 @@ class Server:
         self.metrics = metrics
         self.plain = ContentCodings(None)
         self._bound = [self._bind(r) for r in routes]
-        self._dictionaries = {
-            b.route.dictionary.id: b.route.dictionary for b in self._bound if b.route.dictionary
-        }
+        self._dictionaries: dict[str, Dictionary] = {}  # by identity: the .zcd files
+        self._raw: dict[str, tuple[Dictionary, str | None]] = {}  # by content SHA-256: the .dict
+        for b in self._bound:
+            d = b.route.dictionary
+            if d is None:
+                continue
+            self._dictionaries.setdefault(d.id, d)
+            use = http_sf.ser({"match": url_pattern(b.route.pattern), "id": d.id}) if b.route.dcz else None
+            if self._raw.get(d.sha256.hex(), (d, None))[1] is None:  # the first route offering dcz
+                self._raw[d.sha256.hex()] = (d, use)
         self._match_cache: dict[str, _Bound | None] = {}
+        self._sizes = _Sizes()  # for paths no route binds
 
     def _bind(self, route: Route) -> _Bound:
         d = route.dictionary
@@ -141,14 +183,22 @@ class Server:
         name = path[len(DICTIONARY_PATH) :]
         ident, _, ext = name.partition(".")
         ident, ext = ident.lower(), ext.lower()
-        d = self._dictionaries.get(ident)
-        if d is None or ext not in ("zcd", "dict"):
+        use = None
+        if ext == "zcd":
+            d = self._dictionaries.get(ident)
+        elif ext == "dict":
+            d, use = self._raw.get(ident, (None, None))
+        else:
+            d = None
+        if d is None:
             return 404, [("content-type", JSON_MEDIA_TYPE)], b'{"error": "no such dictionary"}'
         if method not in ("GET", "HEAD"):
             body = b'{"error": "dictionaries are read with GET or HEAD"}'
             return 405, [("allow", "GET, HEAD"), ("content-type", JSON_MEDIA_TYPE)], body
         etag = f'"{ident}"'
         cached = [("cache-control", IMMUTABLE), ("etag", etag)]
+        if use is not None:  # an RFC 9842 dictionary for the route's responses
+            cached.append(("use-as-dictionary", use))
         if if_none_match is not None:
             tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
             if etag in tags or "*" in tags:
@@ -206,7 +256,7 @@ class Server:
             plan.set_headers += [
                 ("zeroc-dictionary", d.id),
                 ("zeroc-route", bound.route.pattern),
-                ("link", f'<{DICTIONARY_PATH}{d.id}.zcd>; rel="compression-dictionary"'),
+                ("link", f'<{DICTIONARY_PATH}{d.sha256.hex()}.dict>; rel="compression-dictionary"'),
             ]
             plan.vary = ("Accept-Encoding", "Available-Dictionary", "Accept")
         else:
@@ -228,12 +278,14 @@ class Server:
             return plan
         available = ["zstd", "br", "gzip"]
         held = available_dictionary(request.get("available-dictionary"))
-        if d is not None and held is not None:
-            if held == d.sha256:
+        if bound is not None and d is not None and held is not None:
+            if held != d.sha256:
+                if self.metrics is not None:
+                    self.metrics.miss(plan.route)
+            elif dcz_allowed(bound.route, request, response):
                 available.append("dcz")
-            elif self.metrics is not None:
-                self.metrics.miss(plan.route)
-        plan.encoding = choose_encoding(request.get("accept-encoding"), available)
+        plan.candidates = best_encodings(request.get("accept-encoding"), available)
+        plan.encoding = plan.candidates[0]
         return plan
 
     def body(self, plan: Plan, body: bytes) -> tuple[bytes, list[tuple[str, str]]]:
@@ -253,16 +305,34 @@ class Server:
                 headers += plan.coded()
                 self._observe(plan.route, "zeroc", len(body), len(frame), started)
                 return frame, headers
-        if plan.encoding != "identity" and len(body) >= self.minimum_size:
-            codings = bound.codings if bound is not None and plan.encoding == "dcz" else self.plain
-            out = codings.encode(plan.encoding, body)
-            headers.append(("content-encoding", plan.encoding))
-            headers += plan.coded()
-            self._observe(plan.route, plan.encoding, len(body), len(out), started)
-            return out, headers
+        if plan.candidates != ("identity",) and len(body) >= self.minimum_size:
+            plan.encoding, out = self._smallest(plan, body)
+            if plan.encoding != "identity":
+                headers.append(("content-encoding", plan.encoding))
+                headers += plan.coded()
+                self._observe(plan.route, plan.encoding, len(body), len(out), started)
+                return out, headers
         plan.encoding = "identity"
         self._observe(plan.route, "identity", len(body), len(body), started)
         return body, headers
+
+    def _smallest(self, plan: Plan, body: bytes) -> tuple[str, bytes]:
+        """The coding of ``plan.candidates`` that has been smallest on the route, and the body
+        in it; on trial bodies, every candidate's output is compared and recorded."""
+        candidates = plan.candidates
+        codings = plan.bound.codings if plan.bound is not None else self.plain
+        sizes = plan.bound.sizes if plan.bound is not None else self._sizes
+        pick = sizes.pick(candidates) if len(candidates) > 1 else candidates[0]
+        if pick is not None:
+            return pick, codings.encode(pick, body)
+        best: tuple[str, bytes] | None = None
+        for coding in candidates:  # in preference order, which breaks ties
+            out = codings.encode(coding, body)
+            sizes.record(coding, len(body), len(out))
+            if best is None or len(out) < len(best[1]):
+                best = (coding, out)
+        assert best is not None
+        return best
 
     def stream_codings(self, plan: Plan) -> ContentCodings:
         bound = plan.bound
@@ -284,6 +354,26 @@ class Server:
             self.metrics.error(status)
         body = json.dumps({"error": str(exc)}).encode()
         return status, [("content-type", JSON_MEDIA_TYPE), ("content-length", str(len(body)))], body
+
+
+def dcz_allowed(route: Route, request: dict[str, str], response: dict[str, str]) -> bool:
+    """Whether a response may be dictionary-compressed (spec/HTTP.md §4, RFC 9842 §7): the
+    route offers it, a cross-origin browser request may read the response (CORS), and the
+    response sets no cookie and is not private (unless the route allows those)."""
+    if not route.dcz:
+        return False
+    site = request.get("sec-fetch-site")
+    if site is not None and site.strip().lower() not in ("same-origin", "none"):
+        allow = response.get("access-control-allow-origin", "").strip()
+        if request.get("sec-fetch-mode", "").strip().lower() != "cors" or allow not in (
+            "*",
+            request.get("origin", "").strip(),
+        ):
+            return False
+    if route.dcz_private:
+        return True
+    private = directives(response.get("cache-control")) & {"private", "no-store"}
+    return "set-cookie" not in response and not private
 
 
 def vary_value(existing: str | None, plan: Plan) -> str:

@@ -49,8 +49,10 @@ class ZerocWSGIMiddleware:
             status, headers, body = served
             start_response(_status_line(status), headers)
             return [body]
-        if environ.get("REQUEST_METHOD") == "HEAD":  # no body to encode: headers stay as they are
-            return self.app(environ, start_response)
+        # HEAD gets GET's headers (spec/HTTP.md §1): the app answers a GET, whose body is dropped.
+        head = method == "HEAD"
+        if head:
+            environ = dict(environ, REQUEST_METHOD="GET")
         request = _request_headers(environ)
         if server.needs_decoding(request):
             try:
@@ -94,7 +96,13 @@ class ZerocWSGIMiddleware:
             if code not in (204, 304) and code >= 200:  # no body, no length of ours (RFC 9110 §8.6)
                 set_headers.append(("content-length", str(len(out))))
             start_response(status_line, _rewrite(raw, set_headers, plan), captured["exc_info"])
-            return [out]
+            return [b"" if head else out]
+        if head:
+            _close(app_iter)
+            coded = [("content-encoding", plan.encoding), *plan.coded()]
+            coded = [] if plan.encoding == "identity" else coded
+            start_response(status_line, _rewrite(raw, coded, plan, bool(coded)), captured["exc_info"])
+            return []
         if plan.encoding == "identity":
             start_response(status_line, _rewrite(raw, [], plan), captured["exc_info"])
             return self._stream(plan, app_iter) if server.metrics is not None else app_iter

@@ -2,11 +2,13 @@
 
 Both serve generated Orders at ``/orders/{i}`` (a route bound to a dictionary and the Order
 schema, so SDK clients get ~56-byte Zeroc frames), echo posted Orders at ``POST /orders/echo``,
-list 50 orders at ``/orders`` (plain JSON, content-coded), stream them at ``/stream``, and expose
-Prometheus metrics at ``/metrics``.
+list 50 orders at ``/orders`` (JSON, bound to a dictionary trained on Orders as JSON, so that
+browsers get it dcz-coded with RFC 9842), stream them at ``/stream``, and expose Prometheus
+metrics at ``/metrics``.
 """
 
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import zeroc
@@ -22,8 +24,16 @@ def train_demo_dictionary() -> zeroc.Dictionary:
     return zeroc.train(generate("order", 5000, seed=1), schema=Order)
 
 
+@cache
+def listing_dictionary() -> zeroc.Dictionary:
+    """The list route's dictionary: zstd trained on 2,000 other generated Orders as JSON (about
+    0.6 s). The Order dictionary's content was trained on protobuf bytes, which suit frames, not
+    the JSON a browser reads."""
+    return zeroc.train(generate("order", 2000, seed=2), candidates=[("zstd", 19)])
+
+
 def routes(dictionary: zeroc.Dictionary) -> list[Route]:
-    return [Route("/orders/*", dictionary)]
+    return [Route("/orders/*", dictionary), Route("/orders", listing_dictionary())]
 
 
 def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
