@@ -7,6 +7,7 @@ is the negative control."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.test_http import Server, start_server
+from zeroc.http._content import ContentCodings
 from zeroc.http.demo import ORDERS
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
@@ -51,6 +53,23 @@ SCRIPT = """async (tries) => {
 }"""
 
 
+# Poll the feed (a delta route): its first response is stored as a dictionary, and a later
+# one arrives dcz-coded against it; the resource timing entry holds its size on the wire.
+FEED_SCRIPT = """async (tries) => {
+  await (await fetch("/feed", {cache: "no-cache"})).arrayBuffer();
+  let last = null;
+  for (let i = 0; i < tries; i++) {
+    await new Promise((done) => setTimeout(done, 100));
+    const r = await fetch("/feed", {cache: "no-cache"});
+    const body = await r.json();
+    const timing = performance.getEntriesByName(r.url).pop();
+    last = {encoding: r.headers.get("content-encoding"), body, wire: timing.encodedBodySize};
+    if (last.encoding === "dcz") break;
+  }
+  return last;
+}"""
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     from zeroc.http.demo import train_demo_dictionary
@@ -63,8 +82,10 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     s.proc.wait(timeout=10)
 
 
-def run_page(server: Server, args: list[str], tries: int) -> tuple[dict[str, Any], list[dict[str, str]]]:
-    """The script's result, and the request headers Chromium sent for the list."""
+def run_page(
+    server: Server, args: list[str], tries: int, script: str = SCRIPT, path: str = "/orders"
+) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The script's result, and the request headers Chromium sent for ``path``."""
     assert Path(CHROMIUM).exists(), "Debian's chromium is needed (make test installs it)"
     sent: list[dict[str, str]] = []
     with playwright.sync_playwright() as p:
@@ -73,10 +94,10 @@ def run_page(server: Server, args: list[str], tries: int) -> tuple[dict[str, Any
             page = browser.new_page()
             page.on(
                 "request",
-                lambda r: sent.append(r.all_headers()) if r.url == server.url + "/orders" else None,
+                lambda r: sent.append(r.all_headers()) if r.url == server.url + path else None,
             )
             page.goto(server.url + "/health")
-            result = page.evaluate(SCRIPT, tries)
+            result = page.evaluate(script, tries)
         finally:
             browser.close()
     return result, sent
@@ -94,3 +115,19 @@ def test_chromium_without_dictionary_transport_gets_no_dcz(demo: Server) -> None
     result, sent = run_page(demo, ["--disable-features=CompressionDictionaryTransport"], tries=5)
     assert result["encoding"] != "dcz" and result["body"] == ORDERS[:50]
     assert all("available-dictionary" not in h and "dcz" not in h["accept-encoding"] for h in sent)
+
+
+def test_chromium_polling_a_delta_route_gets_each_version_against_the_last(demo: Server) -> None:
+    """The feed's earlier response is the dictionary: the list arrives ≥ 3× smaller than gzip."""
+    result, sent = run_page(demo, [], tries=50, script=FEED_SCRIPT, path="/feed")
+    assert result["encoding"] == "dcz", result["encoding"]
+    body = result["body"]
+    start = ORDERS.index(body[0])
+    assert body == ORDERS[start : start + len(body)] and len(body) == 50
+    assert sent[-1]["available-dictionary"].startswith(":")
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    gzip_size = len(ContentCodings().encode("gzip", text))
+    print(
+        f"feed of 50 orders: {len(text)} B JSON, gzip {gzip_size} B, dcz against the last {result['wire']} B"
+    )
+    assert 0 < result["wire"] * 3 <= gzip_size

@@ -11,6 +11,7 @@ import http_sf
 import pytest
 
 import zeroc
+from zeroc.http._content import ContentCodings
 from zeroc.http._negotiate import available_dictionary_header, best_encodings, url_pattern
 from zeroc.http._server import DICTIONARY_PATH, RETRY, TRIALS, Route, Server
 from zeroc.workloads import generate
@@ -144,3 +145,37 @@ def test_the_two_dictionary_resources_are_named_by_what_a_client_checks() -> Non
     alone = Server([Route("/other/*", d, dcz=False)])
     headers = alone.dictionary_response(f"{DICTIONARY_PATH}{d.sha256.hex()}.dict")[1]  # type: ignore[index]
     assert "use-as-dictionary" not in dict(headers)
+
+
+def test_a_delta_route_codes_each_response_against_one_the_client_holds() -> None:
+    """spec/HTTP.md §3: responses offered as their successors' dictionaries, the ``delta`` most
+    recently used kept; one the server let go, or one a secret may be in, is never used."""
+    server = Server([Route("/feed", delta=2)], minimum_size=0)
+    versions = [json.dumps(ORDERS[i : i + 50], separators=(",", ":")).encode() for i in range(4)]
+    request = {"accept-encoding": BROWSER}
+
+    def fetch(body: bytes, held: bytes | None, **response: str) -> tuple[str, bytes, dict[str, str]]:
+        asked = dict(request, **({"available-dictionary": available_dictionary_header(held)} if held else {}))
+        plan = server.plan("/feed", asked, 200, {"content-type": "application/json", **response})
+        out, headers = server.body(plan, body)
+        assert "Available-Dictionary" in plan.vary
+        return dict(headers).get("content-encoding", "identity"), out, dict(headers)
+
+    coding, out, headers = fetch(versions[0], None)
+    assert coding != "dcz"
+    assert http_sf.parse(headers["use-as-dictionary"].encode(), tltype="dictionary")["match"][0] == "/feed"
+    held = hashlib.sha256(versions[0]).digest()
+    coding, out, headers = fetch(versions[1], held)
+    assert coding == "dcz" and out[8:40] == held and "use-as-dictionary" in headers
+    gzip_size = len(ContentCodings().encode("gzip", versions[1]))
+    assert len(out) * 10 < gzip_size  # 49 of its 50 orders are in the dictionary
+    assert ContentCodings(content=versions[0]).decode("dcz", out, 1 << 20) == versions[1]
+    # Two kept: versions 1 and 2 push version 0 out, and a client holding it gets no dcz.
+    fetch(versions[2], None)
+    assert fetch(versions[3], held)[0] != "dcz"
+    assert fetch(versions[3], hashlib.sha256(versions[2]).digest())[0] == "dcz"
+    # A response that sets a cookie is neither coded against an earlier one nor offered.
+    coding, _, headers = fetch(versions[3], hashlib.sha256(versions[2]).digest(), **{"set-cookie": "s=1"})
+    assert coding != "dcz" and "use-as-dictionary" not in headers
+    unknown = hashlib.sha256(b"never sent").digest()
+    assert fetch(versions[3], unknown)[0] != "dcz"

@@ -7,6 +7,7 @@ WSGI servers call from several threads and creating a zstd compressor with a dic
 
 from __future__ import annotations
 
+import hashlib
 import io
 import threading
 import zlib
@@ -34,14 +35,17 @@ def _brotli() -> Any:
 
 
 class ContentCodings:
-    """Encode and decode bodies in the codings of spec/HTTP.md; ``dcz`` needs a dictionary."""
+    """Encode and decode bodies in the codings of spec/HTTP.md; ``dcz`` needs a dictionary: a
+    trained one, or any bytes as ``content`` (a delta route's earlier response)."""
 
-    def __init__(self, dictionary: Dictionary | None = None) -> None:
+    def __init__(self, dictionary: Dictionary | None = None, *, content: bytes | None = None) -> None:
         self.dictionary = dictionary
+        self.content = dictionary.content if dictionary is not None else content
+        self.sha256 = hashlib.sha256(self.content).digest() if self.content is not None else b""
         self._raw: zstd.ZstdCompressionDict | None = None
-        if dictionary is not None:
+        if self.content is not None:
             # RFC 9842 dcz: the dictionary is raw content on both sides, whatever its format.
-            self._raw = zstd.ZstdCompressionDict(dictionary.content, dict_type=zstd.DICT_TYPE_RAWCONTENT)
+            self._raw = zstd.ZstdCompressionDict(self.content, dict_type=zstd.DICT_TYPE_RAWCONTENT)
             self._raw.precompute_compress(level=ZSTD_LEVEL)
         self._local = threading.local()
 
@@ -65,9 +69,9 @@ class ContentCodings:
         if coding == "br":
             return _brotli().compress(body, quality=BROTLI_QUALITY)  # type: ignore[no-any-return]
         if coding == "dcz":
-            if self.dictionary is None:
+            if self._raw is None:
                 raise UsageError("dcz needs a dictionary")
-            return DCZ_MAGIC + self.dictionary.sha256 + self._zstd(True).compress(body)
+            return DCZ_MAGIC + self.sha256 + self._zstd(True).compress(body)
         if coding == "identity":
             return body
         raise UsageError(f"unknown content coding {coding!r}")
@@ -108,7 +112,7 @@ class ContentCodings:
     def _decode_dcz(self, body: bytes, limit: int) -> bytes:
         if len(body) < 40 or body[:8] != DCZ_MAGIC:
             raise DecodeError("dcz body lacks its 40-byte header")
-        if self.dictionary is None or body[8:40] != self.dictionary.sha256:
+        if self._raw is None or body[8:40] != self.sha256:
             raise UnknownDictionary(f"dcz body names dictionary {body[8:40].hex()[:16]}, not held here")
         return self._read_zstd(body[40:], self._raw, limit)
 
@@ -138,8 +142,8 @@ class StreamEncoder:
         self._prefix = b""
         if coding in ("zstd", "dcz"):
             if coding == "dcz":
-                assert codings.dictionary is not None
-                self._prefix = DCZ_MAGIC + codings.dictionary.sha256
+                assert codings._raw is not None
+                self._prefix = DCZ_MAGIC + codings.sha256
             c = zstd.ZstdCompressor(
                 level=ZSTD_LEVEL, dict_data=codings._raw if coding == "dcz" else None, write_dict_id=False
             )

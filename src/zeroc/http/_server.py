@@ -6,8 +6,11 @@ The ASGI and WSGI middlewares only move bytes between their server and this core
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +66,9 @@ class Route:
     # or are private (only where no secret shares a response with input an attacker controls).
     dcz: bool = True
     dcz_private: bool = False
+    # A delta route (spec/HTTP.md §3): each whole response it could send as dcz is offered as the
+    # dictionary for its successors, and the ``delta`` most recently used are kept for that.
+    delta: int = 0
 
 
 @dataclass
@@ -73,6 +79,40 @@ class _Bound:
     media_type: str | None
     label: str
     sizes: _Sizes = field(default_factory=lambda: _Sizes())
+    recent: _Recent | None = None
+
+
+class _Recent:
+    """A delta route's latest responses, kept as dictionaries by their SHA-256 (the ``keep``
+    most recently used); each one's dcz coder is made when a client first names it."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.bodies: OrderedDict[bytes, ContentCodings | bytes] = OrderedDict()
+        self.lock = threading.Lock()  # WSGI servers call from several threads
+
+    def add(self, body: bytes) -> None:
+        sha = hashlib.sha256(body).digest()
+        with self.lock:
+            if sha in self.bodies:
+                self.bodies.move_to_end(sha)
+                return
+            self.bodies[sha] = body
+            while len(self.bodies) > self.keep:
+                self.bodies.popitem(last=False)
+
+    def codings(self, sha: bytes) -> ContentCodings | None:
+        with self.lock:
+            held = self.bodies.get(sha)
+            if held is None:
+                return None
+            self.bodies.move_to_end(sha)
+        if isinstance(held, bytes):
+            held = ContentCodings(content=held)
+            with self.lock:
+                if sha in self.bodies:
+                    self.bodies[sha] = held
+        return held
 
 
 class _Sizes:
@@ -107,6 +147,8 @@ class Plan:
     to_zeroc: bool = False
     set_headers: list[tuple[str, str]] = field(default_factory=list)
     vary: tuple[str, ...] = ()
+    dcz: ContentCodings | None = None  # what dcz codes with: the route's dictionary or a response
+    offer: bool = False  # a delta route's body: offered (and kept) as its successors' dictionary
     etag: str | None = None  # the response's strong ETag, weakened where the body is re-encoded
 
     def coded(self) -> list[tuple[str, str]]:
@@ -149,13 +191,14 @@ class Server:
 
     def _bind(self, route: Route) -> _Bound:
         d = route.dictionary
+        recent = _Recent(route.delta) if route.delta > 0 else None
         if d is None:
-            return _Bound(route, self.plain, None, None, route.pattern)
+            return _Bound(route, self.plain, None, None, route.pattern, recent=recent)
         codec = Codec(d, route.schema) if d.serialization != "bytes" else None
         media = None
         if codec is not None:
             media = zeroc_media_type(d.id, codec.schema.full_name if codec.schema else None)
-        return _Bound(route, ContentCodings(d), codec, media, route.pattern)
+        return _Bound(route, ContentCodings(d), codec, media, route.pattern, recent=recent)
 
     def match(self, path: str) -> _Bound | None:
         try:
@@ -259,6 +302,8 @@ class Server:
                 ("link", f'<{DICTIONARY_PATH}{d.sha256.hex()}.dict>; rel="compression-dictionary"'),
             ]
             plan.vary = ("Accept-Encoding", "Available-Dictionary", "Accept")
+        elif bound is not None and bound.recent is not None:
+            plan.vary = ("Accept-Encoding", "Available-Dictionary")
         else:
             plan.vary = ("Accept-Encoding",)
         if status in (204, 206, 304) or status < 200 or "content-encoding" in response:
@@ -278,12 +323,18 @@ class Server:
             return plan
         available = ["zstd", "br", "gzip"]
         held = available_dictionary(request.get("available-dictionary"))
-        if bound is not None and d is not None and held is not None:
-            if held != d.sha256:
-                if self.metrics is not None:
-                    self.metrics.miss(plan.route)
-            elif dcz_allowed(bound.route, request, response):
+        allowed = bound is not None and dcz_allowed(bound.route, request, response)
+        if bound is not None and held is not None:
+            if d is not None and held == d.sha256:
+                plan.dcz = bound.codings
+            elif bound.recent is not None:
+                plan.dcz = bound.recent.codings(held)
+            if plan.dcz is None and self.metrics is not None:
+                self.metrics.miss(plan.route)
+            if plan.dcz is not None and allowed:
                 available.append("dcz")
+        if bound is not None and bound.recent is not None:
+            plan.offer = allowed and status == 200
         plan.candidates = best_encodings(request.get("accept-encoding"), available)
         plan.encoding = plan.candidates[0]
         return plan
@@ -305,6 +356,9 @@ class Server:
                 headers += plan.coded()
                 self._observe(plan.route, "zeroc", len(body), len(frame), started)
                 return frame, headers
+        if plan.offer and bound is not None and bound.recent is not None and len(body) >= self.minimum_size:
+            bound.recent.add(body)  # the route's successors may name it (spec/HTTP.md §3)
+            headers.append(("use-as-dictionary", http_sf.ser({"match": url_pattern(bound.route.pattern)})))
         if plan.candidates != ("identity",) and len(body) >= self.minimum_size:
             plan.encoding, out = self._smallest(plan, body)
             if plan.encoding != "identity":
@@ -320,23 +374,24 @@ class Server:
         """The coding of ``plan.candidates`` that has been smallest on the route, and the body
         in it; on trial bodies, every candidate's output is compared and recorded."""
         candidates = plan.candidates
-        codings = plan.bound.codings if plan.bound is not None else self.plain
         sizes = plan.bound.sizes if plan.bound is not None else self._sizes
         pick = sizes.pick(candidates) if len(candidates) > 1 else candidates[0]
         if pick is not None:
-            return pick, codings.encode(pick, body)
+            return pick, self.stream_codings(plan, pick).encode(pick, body)
         best: tuple[str, bytes] | None = None
         for coding in candidates:  # in preference order, which breaks ties
-            out = codings.encode(coding, body)
+            out = self.stream_codings(plan, coding).encode(coding, body)
             sizes.record(coding, len(body), len(out))
             if best is None or len(out) < len(best[1]):
                 best = (coding, out)
         assert best is not None
         return best
 
-    def stream_codings(self, plan: Plan) -> ContentCodings:
-        bound = plan.bound
-        return bound.codings if bound is not None and plan.encoding == "dcz" else self.plain
+    def stream_codings(self, plan: Plan, coding: str | None = None) -> ContentCodings:
+        """What codes ``coding`` (the plan's by default) for this response."""
+        if (coding or plan.encoding) == "dcz" and plan.dcz is not None:
+            return plan.dcz
+        return self.plain
 
     def stream(self, plan: Plan) -> Streamed:
         """The coder of a streamed body (chunk by chunk, each flushed), which reports the body to

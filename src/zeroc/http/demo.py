@@ -3,10 +3,12 @@
 Both serve generated Orders at ``/orders/{i}`` (a route bound to a dictionary and the Order
 schema, so SDK clients get ~56-byte Zeroc frames), echo posted Orders at ``POST /orders/echo``,
 list 50 orders at ``/orders`` (JSON, bound to a dictionary trained on Orders as JSON, so that
-browsers get it dcz-coded with RFC 9842), stream them at ``/stream``, and expose Prometheus
-metrics at ``/metrics``.
+browsers get it dcz-coded with RFC 9842), serve a feed of the 50 latest orders at ``/feed`` (one
+more each second; a delta route, so that a page polling it gets each version coded against the
+one it holds), stream orders at ``/stream``, and expose Prometheus metrics at ``/metrics``.
 """
 
+import time
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
@@ -32,8 +34,24 @@ def listing_dictionary() -> zeroc.Dictionary:
     return zeroc.train(generate("order", 2000, seed=2), candidates=[("zstd", 19)])
 
 
+FEED = 50
+# The feed's responses may be cached this long: a browser keeps one as a dictionary only while
+# it may cache it (spec/HTTP.md §3); the page asks with fetch(url, {cache: "no-cache"}).
+FEED_CACHING = "public, max-age=60"
+
+
+def feed() -> list[dict[str, Any]]:
+    """The FEED latest orders: the window moves on by one order each second."""
+    start = int(time.time()) % (len(ORDERS) - FEED)
+    return ORDERS[start : start + FEED]
+
+
 def routes(dictionary: zeroc.Dictionary) -> list[Route]:
-    return [Route("/orders/*", dictionary), Route("/orders", listing_dictionary())]
+    return [
+        Route("/orders/*", dictionary),
+        Route("/orders", listing_dictionary()),
+        Route("/feed", delta=16),
+    ]
 
 
 def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
@@ -43,7 +61,7 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     of a locally imported class only when annotations are evaluated.)
     """
     from fastapi import FastAPI, Request
-    from fastapi.responses import StreamingResponse
+    from fastapi.responses import JSONResponse, StreamingResponse
     from prometheus_client import CollectorRegistry, make_asgi_app
 
     from zeroc.http._asgi import ZerocMiddleware
@@ -62,6 +80,10 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     @app.get("/orders")
     def orders() -> list[dict[str, Any]]:
         return ORDERS[:50]
+
+    @app.get("/feed")
+    def latest() -> JSONResponse:
+        return JSONResponse(feed(), headers={"cache-control": FEED_CACHING})
 
     @app.get("/stream")
     def stream() -> StreamingResponse:
@@ -113,6 +135,12 @@ def create_wsgi_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     @app.get("/orders")
     def orders() -> Any:
         return jsonify(ORDERS[:50])
+
+    @app.get("/feed")
+    def latest() -> Any:
+        response = jsonify(feed())
+        response.headers["cache-control"] = FEED_CACHING
+        return response
 
     @app.get("/stream")
     def stream() -> Response:
