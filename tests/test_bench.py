@@ -123,3 +123,23 @@ def test_bench_command_writes_json(tmp_path: Path) -> None:
     # jenkins jobs: the learned codec at about half of zstd-19's bytes (12.2 vs 23.6 B measured)
     jobs = doc["traffic"]["jenkins_jobs"]["approaches"]
     assert jobs["zeroc-learned"]["bytes_per_message"] < 0.6 * jobs["zeroc-zstd19"]["bytes_per_message"]
+
+
+def test_http_overhead_bench_measures_every_server_on_real_sockets() -> None:
+    """``zeroc bench http`` with a few requests per case: every configuration served, every
+    case measured, and the codings each sends are those its middleware chooses."""
+    from zeroc.bench import _http
+
+    result = _http.run(requests=40)
+    rows = {(r["server"], r["response"], r["accept_encoding"]): r for r in result["rows"]}
+    assert len(rows) == len(_http.ASGI + _http.WSGI) * len(_http.PATHS) * len(_http.ACCEPTS)
+    assert all(r["cpu_us_per_request"] >= 0 and r["bytes"] > 0 for r in rows.values())
+    for server in ("bare", "wsgi-bare"):
+        assert rows[(server, "list", "gzip")]["coding"] == "identity"
+    assert rows[("gzip", "list", "gzip")]["coding"] == "gzip"
+    for server in ("zeroc", "wsgi-zeroc"):
+        assert rows[(server, "list", "gzip")]["coding"] == "gzip"
+        assert rows[(server, "list", "browser")]["coding"] in ("br", "zstd", "gzip")
+        assert rows[(server, "list", "browser")]["bytes"] < rows[("bare", "list", "browser")]["bytes"] / 4
+    assert {r["response"] for r in result["ratios"]} == set(_http.PATHS)
+    assert "Zeroc / GZipMiddleware" in _http.markdown(result, "zeroc bench http")

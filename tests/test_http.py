@@ -400,6 +400,11 @@ def test_frames_name_their_dictionary_in_either_case_and_the_sdk_remembers_route
         headers={"content-type": zeroc_media_type(d.id.upper(), schema), "accept": "application/json"},
     )
     assert r.status_code == 200 and r.json() == ORDERS[6]
+    # The schema parameter counts too: a frame that says it is another message type is refused.
+    for other in ("zeroc.workloads.SearchRequest", None):
+        kind = zeroc_media_type(d.id, other)
+        r = httpx.post(server.url + "/orders/echo", content=frame, headers={"content-type": kind})
+        assert r.status_code == 400 and "schema" in r.json()["error"]
     with Client(server.url) as client:
         for i in range(30):
             assert client.get(f"/orders/{i}").value == ORDERS[i % len(ORDERS)]
@@ -409,3 +414,37 @@ def test_frames_name_their_dictionary_in_either_case_and_the_sdk_remembers_route
         for i in range(ROUTES + 50):  # a server that names no pattern: paths, bounded
             client._core.learn(f"/p/{i}", response)
         assert len(client._core.route_dictionary) == ROUTES and "/p/0" not in client._core.route_dictionary
+
+
+def test_sdk_polling_a_delta_route_gets_each_version_against_the_last(server: Server) -> None:
+    """The SDK speaks RFC 9842 too: it keeps a response that carries Use-As-Dictionary while it
+    is fresh, names it in Available-Dictionary and decodes the dcz reply against it."""
+    with Client(server.url) as client:
+        first = client.get("/feed")
+        assert "use-as-dictionary" in first.headers and len(first.value) == 50
+        second = client.get("/feed")
+        start = ORDERS.index(second.value[0])
+        assert second.value == ORDERS[start : start + 50]
+        sent = second.response.request.headers
+        assert (
+            sent["available-dictionary"]
+            == ":" + base64.b64encode(hashlib.sha256(first.content).digest()).decode() + ":"
+        )
+        assert second.encoding == "dcz" and "dcz" in sent["accept-encoding"]
+        gzip_size = len(ContentCodings().encode("gzip", second.content))
+        print(f"feed: {len(second.content)} B JSON, dcz {second.wire_bytes} B, gzip {gzip_size} B")
+        assert second.wire_bytes * 3 <= gzip_size
+
+
+def test_idle_connections_do_not_stall_the_demo(server: Server) -> None:
+    """Issue 15 item 11: 100 idle sockets stalled ``serve-demo --wsgi`` for ~2 min (waitress's
+    connection limit of 100 and 120 s channel timeout). The demo now allows 1,000 connections
+    and closes idle ones after 10 s (uvicorn: 1,000, then 503)."""
+    host, port = server.url.removeprefix("http://").split(":")
+    idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(150)]
+    try:
+        r = httpx.get(server.url + "/health", timeout=30)
+        assert r.status_code == 200 and r.json() == {"status": "ok"}
+    finally:
+        for s in idle:
+            s.close()

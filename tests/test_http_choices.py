@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import http_sf
+import httpx
 import pytest
 
 import zeroc
@@ -34,11 +35,11 @@ def coded(
 
 
 def test_ties_are_the_codings_at_the_top_weight_in_preference_order() -> None:
-    assert best_encodings(BROWSER, ["zstd", "br", "gzip", "dcz"]) == ("dcz", "zstd", "br", "gzip")
-    assert best_encodings("gzip;q=0.5, br;q=0.9", ["zstd", "br", "gzip"]) == ("br",)
-    assert best_encodings("identity, gzip", ["gzip"]) == ("gzip", "identity")
-    assert best_encodings("gzip;q=0", ["gzip"]) == ("identity",)
-    assert best_encodings(None, ["gzip"]) == ("identity",)
+    assert best_encodings(BROWSER, ("zstd", "br", "gzip", "dcz")) == ("dcz", "zstd", "br", "gzip")
+    assert best_encodings("gzip;q=0.5, br;q=0.9", ("zstd", "br", "gzip")) == ("br",)
+    assert best_encodings("identity, gzip", ("gzip",)) == ("gzip", "identity")
+    assert best_encodings("gzip;q=0", ("gzip",)) == ("identity",)
+    assert best_encodings(None, ("gzip",)) == ("identity",)
 
 
 def test_a_whole_body_goes_out_in_the_smallest_coding(dictionary: zeroc.Dictionary) -> None:
@@ -179,3 +180,37 @@ def test_a_delta_route_codes_each_response_against_one_the_client_holds() -> Non
     assert coding != "dcz" and "use-as-dictionary" not in headers
     unknown = hashlib.sha256(b"never sent").digest()
     assert fetch(versions[3], unknown)[0] != "dcz"
+
+
+def test_the_sdk_keeps_only_fresh_responses_it_can_match() -> None:
+    from zeroc.http._client import STORED, _Core
+
+    core = _Core(None, 1 << 20)
+
+    def answer(path: str, body: bytes, **headers: str) -> None:
+        request = httpx.Request("GET", "http://127.0.0.1" + path)
+        core.interpret(
+            httpx.Response(
+                200, headers={"content-type": "application/json", **headers}, content=body, request=request
+            )
+        )
+
+    use = {"use-as-dictionary": 'match="/feed/*", id="v1"'}
+    answer("/feed/1", b'{"a": 1}', **use)  # no freshness: not kept
+    answer("/feed/1", b'{"a": 2}', **use, **{"cache-control": "max-age=60, no-store"})
+    answer(
+        "/feed/1", b'{"a": 3}', **{"use-as-dictionary": 'match="/feed/:id"', "cache-control": "max-age=60"}
+    )
+    assert not core.stored
+    answer("/feed/1", b'{"a": 4}', **use, **{"cache-control": "public, max-age=60"})
+    headers, _ = core.prepare("/feed/2", None, False, plain=False)
+    assert headers["available-dictionary"] == available_dictionary_header(
+        hashlib.sha256(b'{"a": 4}').digest()
+    )
+    assert headers["dictionary-id"] == '"v1"' and headers["accept-encoding"].startswith("dcz")
+    assert "available-dictionary" not in core.prepare("/other", None, False, plain=False)[0]
+    assert "available-dictionary" not in core.prepare("/feed/2", None, False, plain=True)[0]
+    for i in range(2 * STORED):  # bounded: the oldest go first
+        answer("/feed/1", b'{"n": %d}' % i, **use, **{"cache-control": "max-age=60"})
+    assert len(core.stored) == STORED
+    assert core.stored_for("/feed/9")[0] == hashlib.sha256(b'{"n": %d}' % (2 * STORED - 1)).digest()  # type: ignore[index]

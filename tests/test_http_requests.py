@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 import zstandard
@@ -302,3 +303,32 @@ def test_json_falling_back_from_frames_is_compressed_and_etags_are_weakened(
         assert headers["content-type"][0].startswith("application/x-zeroc") and headers["etag"] == [
             'W/"rev-1"'
         ]
+
+
+def test_the_sdk_retries_while_the_server_is_not_up_yet() -> None:
+    """Issue 15 item 11: a request refused while a server restarts failed at once. The SDK's
+    transport retries the connection (after 0, 0.5, 1, 2, 4 s); a server that starts 1 s late
+    answers the same call. With no retries, the refusal is the caller's error."""
+    from zeroc.http import Client
+
+    port = free_port()
+
+    def serve_later() -> None:
+        time.sleep(1.0)
+        with socket.create_server(("127.0.0.1", port)) as listener:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                body = b'{"up": true}'
+                head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+                conn.sendall(head.encode() + b"connection: close\r\n\r\n" + body)
+
+    thread = threading.Thread(target=serve_later)
+    thread.start()
+    try:
+        with Client(f"http://127.0.0.1:{port}") as client:
+            assert client.get("/status").value == {"up": True}
+    finally:
+        thread.join(timeout=30)
+    with Client(f"http://127.0.0.1:{free_port()}", retries=0) as client, pytest.raises(httpx.ConnectError):
+        client.get("/status")

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +41,14 @@ class Dictionary:
     zeroc_version: str = ""
     model: bytes | None = None
 
-    @property
+    # Hashes are computed once (a frozen dataclass's fields never change): the HTTP layer reads
+    # them on every response, and a 32 KB SHA-256 costs ~15 µs.
+    @cached_property
     def sha256(self) -> bytes:
         """SHA-256 of the dictionary bytes alone (what RFC 9842 ``dcz`` names)."""
         return hashlib.sha256(self.content).digest()
 
-    @property
+    @cached_property
     def digest(self) -> bytes:
         """The identity frames, streams and stores use: the content's SHA-256, or with a model,
         the SHA-256 of both hashes (so that a frame names the model it was coded with)."""
@@ -53,7 +56,7 @@ class Dictionary:
             return self.sha256
         return hashlib.sha256(self.sha256 + hashlib.sha256(self.model).digest()).digest()
 
-    @property
+    @cached_property
     def id(self) -> str:
         """Hex identity (see :attr:`digest`)."""
         return self.digest.hex()

@@ -8,11 +8,16 @@ dictionary it lacks once, and if that fails asks again for plain JSON.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
+import re
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import http_sf
 import httpx
 
 from zeroc import _json
@@ -33,6 +38,12 @@ ACCEPT = f"{ZEROC_MEDIA_TYPE}, {JSON_MEDIA_TYPE};q=0.9"
 COMPRESS_REQUESTS_FROM = 256  # bytes: below this a request body is sent as is
 DEFAULT_MAX_DECODED = 64 * 1024 * 1024
 ROUTES = 1000  # routes (or, where the server names no pattern, paths) whose dictionary is known
+# Connection attempts retried (refused or timed out, as while a server restarts), after 0, 0.5,
+# 1, 2 ... s: httpx's transport retries, which never resend a request that reached the server.
+RETRIES = 5
+# Responses kept as RFC 9842 dictionaries (Use-As-Dictionary), the most recently used first.
+STORED = 16
+STORED_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -57,6 +68,55 @@ class _NeedDictionary:
     ident: str
 
 
+@dataclass
+class _Stored:
+    """A response kept as an RFC 9842 dictionary for the paths its ``match`` covers."""
+
+    match: re.Pattern[str]
+    specificity: int  # the match pattern's length: the longest one that matches is used
+    content: bytes
+    ident: str | None
+    expires: float  # time.monotonic() when the response stops being fresh
+    codings: ContentCodings | None = None
+
+
+def match_pattern(match: str) -> re.Pattern[str] | None:
+    """An RFC 9842 ``match`` URL pattern as a regular expression over the path, for the patterns
+    this client reads: a path with ``*`` wildcards and ``\\``-escaped characters (what Zeroc
+    servers send). Anything else (named groups, modifiers, other origins) gives None: the
+    response is then not kept, which only costs a coding."""
+    if not match.startswith("/"):
+        return None
+    out, i = [], 0
+    while i < len(match):
+        c = match[i]
+        if c == "\\" and i + 1 < len(match):
+            out.append(re.escape(match[i + 1]))
+            i += 2
+            continue
+        if c in ":(){}+?\\":
+            return None
+        out.append(".*" if c == "*" else re.escape(c))
+        i += 1
+    return re.compile("".join(out))
+
+
+def _fresh_for(cache_control: str | None) -> float:
+    """Seconds a response may be kept (its max-age; 0 without one or with no-store/no-cache)."""
+    age = 0.0
+    for directive in (cache_control or "").split(","):
+        name, _, value = directive.strip().partition("=")
+        name = name.strip().lower()
+        if name in ("no-store", "no-cache"):
+            return 0.0
+        if name == "max-age":
+            try:
+                age = float(value.strip().strip('"'))
+            except ValueError:
+                return 0.0
+    return age
+
+
 class _Core:
     def __init__(self, cache_dir: str | os.PathLike[str] | None, max_decoded_size: int) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir else None
@@ -67,6 +127,7 @@ class _Core:
         self.route_dictionary: dict[str, str] = {}  # path or route pattern -> dictionary id
         self.request_codings: set[str] = set()
         self.fallbacks = 0
+        self.stored: OrderedDict[bytes, _Stored] = OrderedDict()  # by SHA-256, oldest first
 
     # -- dictionaries --------------------------------------------------------------------
     def held(self, ident: str) -> Dictionary | None:
@@ -117,7 +178,13 @@ class _Core:
         headers = {"accept": JSON_MEDIA_TYPE if plain else ACCEPT, "accept-encoding": "zstd, br, gzip"}
         ident = None if plain else self.dictionary_for(path)
         d = self.held(ident) if ident else None
-        if d is not None:
+        kept = None if plain else self.stored_for(path)
+        if kept is not None:  # an earlier response: for a route that changes little, the best
+            headers["available-dictionary"] = available_dictionary_header(kept[0])
+            if kept[1].ident is not None:
+                headers["dictionary-id"] = http_sf.ser(kept[1].ident)
+            headers["accept-encoding"] = "dcz, zstd, br, gzip"
+        elif d is not None:
             headers["available-dictionary"] = available_dictionary_header(d.sha256)
             headers["accept-encoding"] = "dcz, zstd, br, gzip"
         if not has_body:
@@ -137,6 +204,40 @@ class _Core:
             headers["content-encoding"] = "zstd"
             body = ContentCodings(None).encode("zstd", body)
         return headers, body
+
+    def stored_for(self, path: str) -> tuple[bytes, _Stored] | None:
+        """The kept response whose match covers ``path`` most specifically (the most recent of
+        equals), dropping those no longer fresh."""
+        now = time.monotonic()
+        best: tuple[bytes, _Stored] | None = None
+        for sha, kept in list(self.stored.items()):
+            if kept.expires <= now:
+                del self.stored[sha]
+            elif kept.match.fullmatch(path) and (best is None or kept.specificity >= best[1].specificity):
+                best = (sha, kept)
+        return best
+
+    def keep(self, response: httpx.Response, content: bytes) -> None:
+        """Keep a response that carries ``Use-As-Dictionary`` (RFC 9842 §2.1) while it is fresh."""
+        header = response.headers.get("use-as-dictionary")
+        if header is None or not content or len(content) > STORED_BYTES:
+            return
+        fresh = _fresh_for(response.headers.get("cache-control"))
+        try:
+            fields: Any = http_sf.parse(header.encode(), tltype="dictionary")
+            match = fields["match"][0]
+            ident = fields["id"][0] if "id" in fields else None
+        except (http_sf.StructuredFieldError, KeyError, TypeError, UnicodeError):
+            return
+        if fresh <= 0 or not isinstance(match, str) or (regex := match_pattern(match)) is None:
+            return
+        sha = hashlib.sha256(content).digest()
+        self.stored.pop(sha, None)
+        self.stored[sha] = _Stored(
+            regex, len(match), content, ident if isinstance(ident, str) else None, time.monotonic() + fresh
+        )
+        while len(self.stored) > STORED or sum(len(k.content) for k in self.stored.values()) > STORED_BYTES:
+            self.stored.popitem(last=False)
 
     def dictionary_for(self, path: str) -> str | None:
         ident = self.route_dictionary.get(path)
@@ -183,6 +284,13 @@ class _Core:
         if coding == "dcz":
             if len(raw) < 40:
                 raise DecodeError("dcz response is too short")
+            kept = self.stored.get(raw[8:40])
+            if kept is not None:  # coded against an earlier response
+                kept.codings = kept.codings or ContentCodings(content=kept.content)
+                raw = kept.codings.decode("dcz", raw, self.max_decoded_size)
+                coding = "dcz"
+                self.keep(response, raw)
+                return self._reply(response, raw, coding, wire, kind, params)
             ident = raw[8:40].hex()  # the SHA-256 of the dictionary's content (RFC 9842), which
             # is its identity unless it holds a learned model: then the held one is found by it
             d = next((h for h in self.dictionaries.values() if h.sha256.hex() == ident), None)
@@ -190,6 +298,12 @@ class _Core:
             if d is None:
                 return _NeedDictionary(ident)
             raw = self.content_codings(d).decode("dcz", raw, self.max_decoded_size)
+        self.keep(response, raw)
+        return self._reply(response, raw, coding, wire, kind, params)
+
+    def _reply(
+        self, response: httpx.Response, raw: bytes, coding: str, wire: int, kind: str, params: dict[str, str]
+    ) -> Reply | _NeedDictionary:
         if kind == ZEROC_MEDIA_TYPE:
             ident = params.get("dictionary", "").lower()
             d = self.held(ident)
@@ -206,7 +320,10 @@ def _sent_frame(headers: dict[str, str]) -> bool:
 
 
 class Client:
-    """A Zeroc-aware HTTP client (sync). ``Client("http://127.0.0.1:8000").get("/orders/1").value``."""
+    """A Zeroc-aware HTTP client (sync). ``Client("http://127.0.0.1:8000").get("/orders/1").value``.
+
+    ``retries``: connection attempts retried while a server is unreachable (restarting, say);
+    other options go to ``httpx.Client``."""
 
     def __init__(
         self,
@@ -215,8 +332,10 @@ class Client:
         cache_dir: str | os.PathLike[str] | None = None,
         max_decoded_size: int = DEFAULT_MAX_DECODED,
         http: httpx.Client | None = None,
+        retries: int = RETRIES,
         **httpx_options: Any,
     ) -> None:
+        httpx_options.setdefault("transport", httpx.HTTPTransport(retries=retries))
         self.http = http or httpx.Client(base_url=base_url, **httpx_options)
         self._core = _Core(cache_dir, max_decoded_size)
 
@@ -281,8 +400,10 @@ class AsyncClient:
         cache_dir: str | os.PathLike[str] | None = None,
         max_decoded_size: int = DEFAULT_MAX_DECODED,
         http: httpx.AsyncClient | None = None,
+        retries: int = RETRIES,
         **httpx_options: Any,
     ) -> None:
+        httpx_options.setdefault("transport", httpx.AsyncHTTPTransport(retries=retries))
         self.http = http or httpx.AsyncClient(base_url=base_url, **httpx_options)
         self._core = _Core(cache_dir, max_decoded_size)
 

@@ -38,14 +38,25 @@ class Metrics:
         self.fallbacks = Counter("fallbacks", "Frames that fell back to JSON", ["route"], **kw)
         self.misses = Counter("dictionary_misses", "Requests naming a dictionary not held", ["route"], **kw)
         self.errors = Counter("errors", "Requests refused", ["status"], **kw)
+        # Labelled children by (route, encoding): a labels() lookup costs a few µs, five per
+        # response; routes are the configured patterns (and "other"), so this stays small.
+        self._children: dict[tuple[str, str], tuple[Any, ...]] = {}
+
+    def _of(self, route: str, encoding: str) -> tuple[Any, ...]:
+        children = self._children.get((route, encoding))
+        if children is None:
+            families = (self.before, self.after, self.responses, self.ratio, self.encode_seconds)
+            children = self._children[(route, encoding)] = tuple(f.labels(route, encoding) for f in families)
+        return children
 
     def response(self, route: str, encoding: str, before: int, after: int, seconds: float) -> None:
-        self.before.labels(route, encoding).inc(before)
-        self.after.labels(route, encoding).inc(after)
-        self.responses.labels(route, encoding).inc()
+        bytes_before, bytes_after, responses, ratio, encode_seconds = self._of(route, encoding)
+        bytes_before.inc(before)
+        bytes_after.inc(after)
+        responses.inc()
         if before:
-            self.ratio.labels(route, encoding).observe(after / before)
-        self.encode_seconds.labels(route, encoding).observe(seconds)
+            ratio.observe(after / before)
+        encode_seconds.observe(seconds)
 
     def request(self, route: str, encoding: str, before: int, after: int, seconds: float) -> None:
         self.requests.labels(route, encoding).inc()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable
+from functools import lru_cache
 
 ZEROC_MEDIA_TYPE = "application/x-zeroc"
 JSON_MEDIA_TYPE = "application/json"
@@ -49,10 +50,11 @@ def parse_accept_encoding(header: str | None) -> dict[str, float]:
 
 def choose_encoding(header: str | None, available: Iterable[str]) -> str:
     """The coding to answer with: highest weight, ties broken by server preference."""
-    return best_encodings(header, available)[0]
+    return best_encodings(header, tuple(available))[0]
 
 
-def best_encodings(header: str | None, available: Iterable[str]) -> tuple[str, ...]:
+@lru_cache(maxsize=1024)  # clients send few distinct headers; a hostile one only churns the cache
+def best_encodings(header: str | None, available: tuple[str, ...]) -> tuple[str, ...]:
     """The codings tied at the highest weight, in server preference order (spec/HTTP.md §1:
     a whole body goes out in the smallest of them, a streamed one in the first).
 
@@ -141,6 +143,7 @@ def accept_weight(header: str | None, media_type: str) -> float:
     return 0.0
 
 
+@lru_cache(maxsize=1024)
 def wants_zeroc(accept: str | None) -> bool:
     """True when the client ranks application/x-zeroc at least as high as JSON (and above 0)."""
     if accept is None:
@@ -172,7 +175,8 @@ def available_dictionary_header(sha256: bytes) -> str:
     return ":" + base64.b64encode(sha256).decode() + ":"
 
 
-def is_excluded(content_type: str | None, excluded: Iterable[str] = DEFAULT_EXCLUDED) -> bool:
+@lru_cache(maxsize=1024)
+def is_excluded(content_type: str | None, excluded: tuple[str, ...] = DEFAULT_EXCLUDED) -> bool:
     kind = (content_type or "").split(";")[0].strip().lower()
     if kind in NOT_EXCLUDED:
         return False

@@ -80,6 +80,20 @@ class _Bound:
     label: str
     sizes: _Sizes = field(default_factory=lambda: _Sizes())
     recent: _Recent | None = None
+    headers: tuple[tuple[str, str], ...] = ()  # what every response on the route carries
+    vary: tuple[str, ...] = ("Accept-Encoding",)
+
+    def __post_init__(self) -> None:
+        d = self.route.dictionary
+        if d is not None:
+            self.headers = (
+                ("zeroc-dictionary", d.id),
+                ("zeroc-route", self.route.pattern),
+                ("link", f'<{DICTIONARY_PATH}{d.sha256.hex()}.dict>; rel="compression-dictionary"'),
+            )
+            self.vary = ("Accept-Encoding", "Available-Dictionary", "Accept")
+        elif self.recent is not None:
+            self.vary = ("Accept-Encoding", "Available-Dictionary")
 
 
 class _Recent:
@@ -282,6 +296,11 @@ class Server:
                 raise DictionaryMismatch(
                     f"frame names dictionary {named[:16]!r}; {path} uses {bound.route.dictionary.id[:16]}"
                 )
+            expected = bound.codec.schema.full_name if bound.codec.schema else None
+            said = params.get("schema") or (None if params.get("serialization") == "json" else expected)
+            if said != expected:  # a frame of another message type (or JSON for a schema)
+                said, takes = (said or "none, JSON")[:100], expected or "JSON frames"
+                raise DictionaryMismatch(f"frame says schema {said!r}; {path} takes {takes}")
             data = _json.dumps(bound.codec.decode(data))
             changes["content-type"] = JSON_MEDIA_TYPE
         changes["content-length"] = str(len(data))
@@ -295,15 +314,8 @@ class Server:
         bound = self.match(path)
         plan = Plan(bound.label if bound else "other", bound)
         d = bound.route.dictionary if bound else None
-        if bound is not None and d is not None:
-            plan.set_headers += [
-                ("zeroc-dictionary", d.id),
-                ("zeroc-route", bound.route.pattern),
-                ("link", f'<{DICTIONARY_PATH}{d.sha256.hex()}.dict>; rel="compression-dictionary"'),
-            ]
-            plan.vary = ("Accept-Encoding", "Available-Dictionary", "Accept")
-        elif bound is not None and bound.recent is not None:
-            plan.vary = ("Accept-Encoding", "Available-Dictionary")
+        if bound is not None:
+            plan.set_headers, plan.vary = list(bound.headers), bound.vary
         else:
             plan.vary = ("Accept-Encoding",)
         if status in (204, 206, 304) or status < 200 or "content-encoding" in response:
@@ -323,7 +335,11 @@ class Server:
             return plan
         available = ["zstd", "br", "gzip"]
         held = available_dictionary(request.get("available-dictionary"))
-        allowed = bound is not None and dcz_allowed(bound.route, request, response)
+        allowed = (
+            bound is not None
+            and (held is not None or bound.recent is not None)  # else nothing to allow
+            and dcz_allowed(bound.route, request, response)
+        )
         if bound is not None and held is not None:
             if d is not None and held == d.sha256:
                 plan.dcz = bound.codings
@@ -335,7 +351,7 @@ class Server:
                 available.append("dcz")
         if bound is not None and bound.recent is not None:
             plan.offer = allowed and status == 200
-        plan.candidates = best_encodings(request.get("accept-encoding"), available)
+        plan.candidates = best_encodings(request.get("accept-encoding"), tuple(available))
         plan.encoding = plan.candidates[0]
         return plan
 
