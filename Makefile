@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(BIN)/zeroc bench --quick
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests spec examples
-	$(BIN)/ruff format --check src tests spec examples
+	$(BIN)/ruff check src tests spec examples fuzz
+	$(BIN)/ruff format --check src tests spec examples fuzz
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

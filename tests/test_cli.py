@@ -40,7 +40,21 @@ def test_train_encode_decode_inspect_json(orders: Path) -> None:
     assert back == original
     assert (orders / "o.zcs").stat().st_size < (orders / "orders.ndjson").stat().st_size / 5
     info = json.loads(run("inspect", "--json", str(orders / "o.zcs")).stdout)
-    assert info["kind"] == "stream" and info["frames"] == 1500
+    assert info["kind"] == "stream" and info["frames"] == 1500 and info["checksummed"]
+    # --no-checksum: a version-1 stream, 4 bytes a frame smaller, that decodes the same.
+    run(
+        "encode",
+        "--no-checksum",
+        "--dict",
+        str(dict_path),
+        str(orders / "orders.ndjson"),
+        "-o",
+        str(orders / "n.zcs"),
+    )
+    assert not json.loads(run("inspect", "--json", str(orders / "n.zcs")).stdout)["checksummed"]
+    assert (orders / "o.zcs").stat().st_size - (orders / "n.zcs").stat().st_size == 4 * 1500
+    run("decode", "--dict", str(dict_path), str(orders / "n.zcs"), "-o", str(orders / "back2.ndjson"))
+    assert (orders / "back2.ndjson").read_text() == (orders / "back.ndjson").read_text()
     meta = json.loads(run("inspect", "--json", str(dict_path)).stdout)
     assert meta["kind"] == "dictionary" and meta["serialization"] == "json"
     assert "candidate zstd-3" in run("inspect", str(dict_path)).stdout

@@ -231,3 +231,28 @@ def test_a_small_frame_cannot_build_more_values_than_the_limit() -> None:
     assert len(Codec(max_values=10_000_000).decode(frame)) == (4 << 20) + 1
     fine = [{"a": i} for i in range(100_000)]
     assert Codec().decode(Codec().encode(fine)) == fine
+
+
+def test_no_single_bit_flip_of_a_checksummed_stream_decodes(json_dict: zeroc.Dictionary) -> None:
+    """Issue 14's bar for data at rest: every single-bit flip of a stream written with the
+    defaults of ``zeroc encode`` (checksummed, version 2) raises one of Zeroc's errors; none
+    decodes to different data. The same flips of an unchecksummed stream do slip through."""
+    values = generate("order", 6, seed=11)
+    codec = zeroc.Codec(json_dict, checksum=True)
+    stream = codec.encode_stream(values)
+    assert stream[4] == 2 and codec.decode_stream(stream) == values
+
+    def slipped(data: bytes, reader: zeroc.Codec) -> int:
+        count = 0
+        for i in range(len(data) * 8):
+            flipped = bytearray(data)
+            flipped[i // 8] ^= 1 << (i % 8)
+            try:
+                count += reader.decode_stream(bytes(flipped)) != values
+            except zeroc.ZerocError:
+                pass
+        return count
+
+    assert slipped(stream, zeroc.Codec(json_dict)) == 0
+    plain = zeroc.Codec(json_dict).encode_stream(values)
+    assert slipped(plain, zeroc.Codec(json_dict)) > 0  # what the checksums are for

@@ -97,6 +97,6 @@ def test_stream_round_trip_and_rejections() -> None:
     with pytest.raises(LimitExceeded):
         list(iter_stream(data, max_frame=10)[1])
     with pytest.raises(UnsupportedFrame):
-        iter_stream(b"ZRCS\x02\x00\x00", max_frame=10)
+        iter_stream(b"ZRCS\x03\x00\x00", max_frame=10)  # 2 is the checksummed stream
     with pytest.raises(DecodeError):
         iter_stream(b"NOPE\x01\x00\x00", max_frame=10)

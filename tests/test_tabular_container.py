@@ -15,7 +15,7 @@ import pytest
 import zstandard
 
 from tests.conftest import DATA
-from zeroc import DecodeError, ZerocError
+from zeroc import DecodeError, LimitExceeded, ZerocError
 from zeroc.tabular import ContainerReader, ContainerWriter, append, pack, pack_file, unpack
 
 ZEROC = str(Path(sys.executable).with_name("zeroc"))
@@ -183,3 +183,137 @@ def test_repeated_protobuf_messages() -> None:
     serialized = sum(len(o.SerializeToString()) for o in orders)
     print(f"3,000 Orders: {len(out.getvalue()):,} B packed vs {serialized:,} B of protobuf")
     assert len(out.getvalue()) < serialized / 2
+
+
+def test_forged_footers_are_refused() -> None:
+    """Issue 14: the reader trusted its footer: overlapping chunks came back twice, a footer
+    without ``path`` raised KeyError, a deep one RecursionError."""
+    out = io.BytesIO()  # version 1: no CRC, so that only the footer's structure stands guard
+    pack({"meta": 1, "rows": [{"a": i} for i in range(40)]}, out, chunk_rows=10, checksum=False)
+    data = out.getvalue()
+    length = int.from_bytes(data[-8:-4], "little")
+    body, raw = data[: -8 - length], data[-8 - length : -8]
+    footer = json.loads(raw if raw[:1] == b"{" else zstandard.ZstdDecompressor().decompress(raw))
+    assert ContainerReader(io.BytesIO(data)).document()["rows"][39] == {"a": 39}
+
+    def with_footer(f: Any) -> bytes:
+        text = f if isinstance(f, bytes) else json.dumps(f).encode()
+        return body + text + len(text).to_bytes(4, "little") + b"ZRCT"
+
+    overlapping = dict(footer, chunks=[footer["chunks"][0]] * 4)
+    pathless = {k: v for k, v in footer.items() if k != "path"}
+    bools = dict(footer, chunks=[[c[0], c[1], True] for c in footer["chunks"]])
+    outside = dict(footer, skeleton=[len(body), 10])
+    bad_path = dict(footer, path=[["rows"]])
+    deep = b'{"format": 1, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    for forged in (overlapping, pathless, bools, outside, bad_path, deep):
+        with pytest.raises(DecodeError):
+            ContainerReader(io.BytesIO(with_footer(forged))).document()
+    # A skeleton that does not hold the table's path.
+    wrong = dict(footer, path=["elsewhere", "deeper"])
+    with pytest.raises(DecodeError, match="path"):
+        ContainerReader(io.BytesIO(with_footer(wrong))).document()
+
+
+def test_a_chunk_builds_at_most_max_values() -> None:
+    out = io.BytesIO()
+    pack([{"a": i, "b": [i, i]} for i in range(1000)], out, chunk_rows=1000)
+    reader = ContainerReader(io.BytesIO(out.getvalue()), max_values=2000)
+    with pytest.raises(LimitExceeded, match="max_values"):
+        reader.rows(0, 1)
+    assert ContainerReader(io.BytesIO(out.getvalue()), max_values=10_000).rows(999, 1000) == [
+        {"a": 999, "b": [999, 999]}
+    ]
+
+
+def test_wide_rows_make_smaller_chunks_that_the_default_reader_takes() -> None:
+    """A chunk ends at CHUNK_VALUES values as well as at chunk_rows rows, so that no container
+    the writer makes is refused by a reader's default max_values."""
+    from zeroc.tabular._container import CHUNK_VALUES
+
+    row = {f"k{j}": [j, {"x": j}] for j in range(100)}  # 401 values a row
+    rows = 2 * CHUNK_VALUES // 401 + 10
+    out = io.BytesIO()
+    w = ContainerWriter(out, path=[])
+    w.write_many(row for _ in range(rows))
+    w.close()
+    reader = ContainerReader(io.BytesIO(out.getvalue()))
+    sizes = [c[2] for c in reader.footer["chunks"]]
+    assert len(sizes) == 3 and max(sizes) * 401 <= CHUNK_VALUES + 401
+    assert reader.rows(rows - 1, rows) == [row]
+
+
+def test_cli_rows_take_python_slices_and_inspect_reads_containers(tmp_path: Path) -> None:
+    """Issue 14: ``--range=-2:`` printed every row and ``-5:-2`` none, though the help says a
+    Python slice; ``inspect`` called a .zct an unsupported frame and an empty file an empty frame."""
+    (tmp_path / "t.json").write_text(json.dumps([{"i": i} for i in range(10)]))
+    subprocess.run([ZEROC, "pack", str(tmp_path / "t.json"), "-o", str(tmp_path / "t.zct")], check=True)
+    rows = list(range(10))
+    spans = (("-2:", rows[-2:]), ("-5:-2", rows[-5:-2]), (":3", rows[:3]), ("-1", [9]), ("4", [4]))
+    for span, expected in spans:
+        out = subprocess.run(
+            [ZEROC, "rows", str(tmp_path / "t.zct"), f"--range={span}"], capture_output=True, check=True
+        ).stdout
+        assert [json.loads(line)["i"] for line in out.splitlines()] == expected, span
+    with ContainerReader(open(tmp_path / "t.zct", "rb")) as reader:
+        assert [r["i"] for r in reader.rows(-3)] == rows[-3:]
+    inspect = [ZEROC, "inspect", "--json", str(tmp_path / "t.zct")]
+    shown = subprocess.run(inspect, capture_output=True, check=True)
+    assert json.loads(shown.stdout) | {"bytes": 0} == {
+        "kind": "table container",
+        "bytes": 0,
+        "rows": 10,
+        "chunks": 1,
+        "path": [],
+    }
+    (tmp_path / "empty.zcd").write_bytes(b"")
+    empty = subprocess.run([ZEROC, "inspect", str(tmp_path / "empty.zcd")], capture_output=True, text=True)
+    assert empty.returncode == 1 and "the file is empty" in empty.stderr and empty.stderr.count("\n") == 1
+
+
+def test_to_arrow_takes_every_container_pack_writes() -> None:
+    """Issue 14: to_arrow() raised pyarrow's errors on valid containers (a column mixing lists
+    and objects; lone surrogates). Such columns now come as JSON text."""
+    rows = [
+        {"n": 1, "mixed": [1, 2], "s": "ok", "big": 2**70},
+        {"n": 2, "mixed": {"a": 1}, "s": "\ud800 lone", "big": 1},
+        {"n": 3, "mixed": None, "s": "x", "big": None},
+    ]
+    out = io.BytesIO()
+    pack(rows, out)
+    table = ContainerReader(io.BytesIO(out.getvalue())).to_arrow()
+    assert table.column("n").to_pylist() == [1, 2, 3]
+
+    def back(name: str) -> list[Any]:
+        return [None if v is None else json.loads(v) for v in table.column(name).to_pylist()]
+
+    assert back("mixed") == [[1, 2], {"a": 1}, None]
+    assert back("s")[1] == "\ud800 lone" and back("big") == [2**70, 1, None]
+
+
+def test_no_single_bit_flip_of_a_checksummed_container_decodes() -> None:
+    """Issue 14: single-bit flips of a .zct written with the defaults (version 2: CRC-32 of every
+    chunk, the skeleton and the footer) all raise Zeroc's errors; none reads as other data.
+    Version 1 (``checksum=False``) has no such guard, and some flips slip through."""
+    doc = {"meta": {"n": 1}, "rows": [{"a": i, "s": f"x{i}", "f": i / 4} for i in range(12)]}
+
+    def slipped(checksum: bool) -> tuple[int, int]:
+        out = io.BytesIO()
+        pack(doc, out, chunk_rows=5, checksum=checksum)
+        data = out.getvalue()
+        assert data[4] == (2 if checksum else 1)
+        assert ContainerReader(io.BytesIO(data)).document() == doc
+        count = 0
+        for i in range(len(data) * 8):
+            flipped = bytearray(data)
+            flipped[i // 8] ^= 1 << (i % 8)
+            try:
+                count += ContainerReader(io.BytesIO(bytes(flipped))).document() != doc
+            except ZerocError:
+                pass
+        return count, len(data) * 8
+
+    count, flips = slipped(checksum=True)
+    print(f"{flips} single-bit flips of a {flips // 8}-byte checksummed container: {count} slipped")
+    assert count == 0
+    assert slipped(checksum=False)[0] > 0

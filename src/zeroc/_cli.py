@@ -6,6 +6,7 @@ argument checking, help and exit codes without hand-written parsing.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -18,11 +19,13 @@ from zeroc import _frame
 from zeroc._codec import DEFAULT_MAX_DECODED_SIZE, Codec
 from zeroc._dictionary import MAGIC as DICT_MAGIC
 from zeroc._dictionary import Dictionary
-from zeroc._errors import ZerocError
+from zeroc._errors import UsageError, ZerocError
 from zeroc._json import MAX_VALUES
 from zeroc._schema import Schema
 from zeroc._train import CANDIDATES, PREFERENCES, train
 from zeroc.learned import Model
+
+CONTAINER_MAGIC = b"ZRCT"  # spec/TABULAR_FORMAT.md §2 (zeroc.tabular is imported only when used)
 
 
 class _Command(click.Group):
@@ -157,9 +160,12 @@ def _codec(
     schema: Schema | None,
     max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE,
     max_values: int = MAX_VALUES,
+    checksum: bool = False,
 ) -> Codec:
     dictionary = Dictionary.load(dict_path) if dict_path else None
-    return Codec(dictionary, schema, max_decoded_size=max_decoded_size, max_values=max_values)
+    return Codec(
+        dictionary, schema, max_decoded_size=max_decoded_size, max_values=max_values, checksum=checksum
+    )
 
 
 @main.command("encode")
@@ -169,11 +175,23 @@ def _codec(
 )
 @_schema_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--checksum/--no-checksum",
+    default=True,
+    show_default=True,
+    help="a CRC-32 in every frame, in a checksummed stream (version 2) that refuses a frame without",
+)
 def encode_cmd(
-    input: str, dict_path: str | None, schema: str | None, proto: str | None, message: str | None, output: str
+    input: str,
+    dict_path: str | None,
+    schema: str | None,
+    proto: str | None,
+    message: str | None,
+    output: str,
+    checksum: bool,
 ) -> None:
     """Encode INPUT (NDJSON, or a JSON array) into a Zeroc frame stream."""
-    codec = _codec(dict_path, _schema(schema, proto, message))
+    codec = _codec(dict_path, _schema(schema, proto, message), checksum=checksum)
     values = list(_read_json(Path(input)))
     data = codec.encode_stream(values)
     Path(output).write_bytes(data)
@@ -224,6 +242,19 @@ def decode_cmd(
 
 
 def _describe(data: bytes) -> dict[str, Any]:
+    if not data:
+        raise UsageError("the file is empty: not a frame, stream, dictionary or table container")
+    if data[:4] == CONTAINER_MAGIC:
+        from zeroc.tabular import ContainerReader
+
+        reader = ContainerReader(io.BytesIO(data))
+        return {
+            "kind": "table container",
+            "bytes": len(data),
+            "rows": len(reader),
+            "chunks": len(reader.footer["chunks"]),
+            "path": reader.footer["path"],
+        }
     if data[:4] == DICT_MAGIC:
         d = Dictionary.from_bytes(data)
         meta = d.metadata()
@@ -245,6 +276,7 @@ def _describe(data: bytes) -> dict[str, Any]:
             "kind": "stream",
             "bytes": len(data),
             "dictionary": sha.hex() if sha else None,
+            "checksummed": data[4] == _frame.STREAM_CHECKSUMMED,
             "frames": len(sizes),
             "frame_bytes_mean": round(sum(sizes) / len(sizes), 2) if sizes else 0,
             "methods": methods,
@@ -357,7 +389,13 @@ def bench_cmd(
 @click.option(
     "--chunk-rows", default=65_536, show_default=True, help="rows per independently compressed chunk"
 )
-def pack_cmd(input: str, output: str, chunk_rows: int) -> None:
+@click.option(
+    "--checksum/--no-checksum",
+    default=True,
+    show_default=True,
+    help="CRC-32 of every chunk and of the footer (container version 2)",
+)
+def pack_cmd(input: str, output: str, chunk_rows: int, checksum: bool) -> None:
     """Pack a JSON document (a table of rows, or any JSON) into a seekable .zct container."""
     from zeroc.tabular import pack_file
 
@@ -365,7 +403,7 @@ def pack_cmd(input: str, output: str, chunk_rows: int) -> None:
         click.echo(f"pack: {rows:,} rows", err=True)
 
     with open(input, "rb") as src, open(output, "wb") as out:
-        rows = pack_file(src, out, chunk_rows=chunk_rows, progress=progress)
+        rows = pack_file(src, out, chunk_rows=chunk_rows, progress=progress, checksum=checksum)
     size_in, size_out = Path(input).stat().st_size, Path(output).stat().st_size
     click.echo(
         f"{output}: {rows:,} rows, {size_out:,} bytes ({size_out / max(size_in, 1):.3f} of {size_in:,})",
@@ -394,16 +432,18 @@ def rows_cmd(input: str, span: str | None, output: str | None) -> None:
     from zeroc.tabular import open_container
 
     with open_container(input) as reader:
-        start, stop = 0, len(reader)
+        start: int | None = None
+        stop: int | None = None
         if span:
             a, sep, b = span.partition(":")
             try:
-                start = int(a) if a else 0
-                stop = int(b) if b else len(reader)
+                start = int(a) if a else None
+                stop = int(b) if b else None
             except ValueError:
                 raise click.UsageError(f"--range {span!r} is not START:STOP") from None
-            if not sep:
-                stop = start + 1
+            if not sep:  # one row, negative indices counting from the end as in Python
+                start = start if start is None or start >= 0 else start + len(reader)
+                stop = None if start is None else start + 1
         out = open(output, "wb") if output else sys.stdout.buffer
         try:
             for row in reader.iter_rows(start, stop):

@@ -401,10 +401,11 @@ class Codec:
         return [decode(f) for f in frames]
 
     def encode_stream(self, values: Iterable[Any]) -> bytes:
-        """Many values as one stream (spec section 3) whose header names the dictionary."""
+        """Many values as one stream (spec section 3) whose header names the dictionary; a
+        checksummed one (version 2) when this codec writes checksums."""
         if self._bare:
             raise UsageError("streams hold tagged frames: use frame_id='context' for streams")
-        return pack_stream(self.encode_many(values), self._sha)
+        return pack_stream(self.encode_many(values), self._sha, checksummed=self.checksum)
 
     def decode_stream(self, data: bytes) -> list[Any]:
         """Decode a whole stream; its header's dictionary is the context of its frames."""

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
-from zeroc._errors import DecodeError, LimitExceeded, TruncatedFrame, UnsupportedFrame
+from zeroc._errors import ChecksumMismatch, DecodeError, LimitExceeded, TruncatedFrame, UnsupportedFrame
 
 
 class Method(IntEnum):
@@ -117,6 +117,7 @@ def zstd_block_payload(frame: bytes) -> bytes | None:
 
 STREAM_MAGIC = b"ZRCS"
 STREAM_VERSION = 1
+STREAM_CHECKSUMMED = 2  # a stream whose every frame carries a CRC-32 (spec section 3)
 MAX_VARINT_BYTES = 5
 
 
@@ -143,14 +144,18 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
     raise DecodeError(f"varint at byte {pos} is longer than {MAX_VARINT_BYTES} bytes")
 
 
-def stream_header(dictionary_sha256: bytes | None) -> bytes:
+def stream_header(dictionary_sha256: bytes | None, checksummed: bool = False) -> bytes:
+    version = STREAM_CHECKSUMMED if checksummed else STREAM_VERSION
     if dictionary_sha256 is None:
-        return STREAM_MAGIC + bytes([STREAM_VERSION, 0])
-    return STREAM_MAGIC + bytes([STREAM_VERSION, 1]) + dictionary_sha256
+        return STREAM_MAGIC + bytes([version, 0])
+    return STREAM_MAGIC + bytes([version, 1]) + dictionary_sha256
 
 
-def pack_stream(frames: Iterable[bytes], dictionary_sha256: bytes | None = None) -> bytes:
-    parts = [stream_header(dictionary_sha256)]
+def pack_stream(
+    frames: Iterable[bytes], dictionary_sha256: bytes | None = None, checksummed: bool = False
+) -> bytes:
+    """A stream of ``frames``; ``checksummed`` (version 2) when every frame carries a CRC-32."""
+    parts = [stream_header(dictionary_sha256, checksummed)]
     for frame in frames:
         parts.append(varint(len(frame)))
         parts.append(frame)
@@ -166,7 +171,7 @@ def parse_stream_header(data: bytes) -> tuple[bytes | None, int]:
         raise DecodeError("not a Zeroc stream (bad magic)")
     if data[:4] != STREAM_MAGIC:
         raise DecodeError("not a Zeroc stream (bad magic)")
-    if data[4] != STREAM_VERSION:
+    if data[4] not in (STREAM_VERSION, STREAM_CHECKSUMMED):
         raise UnsupportedFrame(f"stream version {data[4]} is not supported")
     flags = data[5]
     if flags & 0xFE:
@@ -181,6 +186,7 @@ def parse_stream_header(data: bytes) -> tuple[bytes | None, int]:
 def iter_stream(data: bytes, *, max_frame: int) -> tuple[bytes | None, Iterator[bytes]]:
     """Parse a whole stream held in memory: (dictionary SHA-256, iterator over its frames)."""
     sha, pos = parse_stream_header(data)
+    checksummed = data[4] == STREAM_CHECKSUMMED
 
     def frames() -> Iterator[bytes]:
         p = pos
@@ -194,6 +200,8 @@ def iter_stream(data: bytes, *, max_frame: int) -> tuple[bytes | None, Iterator[
                 raise LimitExceeded(f"stream record of {length} bytes exceeds the frame limit {max_frame}")
             if p + length > len(data):
                 raise TruncatedFrame(f"stream ends inside a {length}-byte record at byte {p}")
+            if checksummed and not data[p] & CHECKSUM_FLAG:
+                raise ChecksumMismatch(f"a frame of this checksummed stream has no CRC-32 (byte {p})")
             yield data[p : p + length]
             p += length
 

@@ -76,17 +76,31 @@ def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
     return min(candidates, key=lambda c: len(c[1]))
 
 
+def _i64(v: Any, what: str) -> int:
+    """An integer of a column head, which must be a signed 64-bit one (a forged head may hold
+    anything JSON can)."""
+    if type(v) is not int or not -(1 << 63) <= v < 1 << 63:
+        raise DecodeError(f"{what} is not a 64-bit integer")
+    return v
+
+
 def decode_ints(head: dict[str, Any], payload: bytes, n: int) -> np.ndarray:
     enc = head["enc"]
     if enc == "empty":
         return np.zeros(0, dtype=np.int64)
     if enc == "const":
-        return np.full(n, head["value"], dtype=np.int64)
+        return np.full(n, _i64(head["value"], "a constant column's value"), dtype=np.int64)
     if enc == "series":
-        series: np.ndarray = head["start"] + head["step"] * np.arange(n, dtype=np.int64)
+        start, step = _i64(head["start"], "a series' start"), _i64(head["step"], "a series' step")
+        if n and not -(1 << 63) <= start + step * (n - 1) < 1 << 63:
+            raise DecodeError("an integer series runs past 64 bits")
+        series: np.ndarray = start + step * np.arange(n, dtype=np.int64)
         return series
     if enc == "inline":
-        out = np.asarray(head["values"], dtype=np.int64)
+        values = head["values"]
+        if not isinstance(values, list):
+            raise DecodeError("inline integer column is not a list")
+        out = np.asarray([_i64(v, "an inline integer") for v in values], dtype=np.int64)
         if out.shape != (n,):
             raise DecodeError("inline integer column has the wrong length")
         return out
@@ -108,6 +122,9 @@ def decode_ints(head: dict[str, Any], payload: bytes, n: int) -> np.ndarray:
 
 
 # -- floats -----------------------------------------------------------------------------------
+MAX_SCALE = 9  # decimal columns: the most digits after the point a writer uses (and a reader takes)
+
+
 def _decimal_scale(values: list[float]) -> int | None:
     """The smallest k such that every value is exactly an integer / 10^k and prints back the same."""
     longest = 0
@@ -116,7 +133,7 @@ def _decimal_scale(values: list[float]) -> int | None:
         if "e" in r or "n" in r:  # exponent, nan, inf
             return None
         longest = max(longest, len(r) - r.index(".") - 1 if "." in r else 0)
-    if longest > 9:
+    if longest > MAX_SCALE:
         return None
     return longest
 
@@ -149,7 +166,10 @@ def encode_floats(values: list[float]) -> tuple[dict[str, Any], bytes]:
 def decode_floats(head: dict[str, Any], payload: bytes, n: int) -> np.ndarray:
     enc = head["enc"]
     if enc == "decimal":
-        return decode_ints(head["ints"], payload, n) / float(10 ** head["scale"])
+        scale = head["scale"]
+        if type(scale) is not int or not 0 <= scale <= MAX_SCALE:  # 10**scale is computed
+            raise DecodeError(f"decimal scale {str(scale)[:20]} is outside 0..{MAX_SCALE}")
+        return decode_ints(head["ints"], payload, n) / float(10**scale)
     if enc == "inline":
         try:
             out = np.asarray([float(x) for x in head["values"]], dtype=np.float64)

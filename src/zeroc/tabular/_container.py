@@ -8,19 +8,35 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, BinaryIO
+from zlib import crc32
 
 import zstandard as zstd
 
-from zeroc._errors import DecodeError, UsageError
+from zeroc._errors import ChecksumMismatch, DecodeError, UsageError
 from zeroc.tabular._columns import unzstd
-from zeroc.tabular._table import decode_block, encode_block
+from zeroc.tabular._table import MAX_BUILT, decode_block, encode_block
 
 MAGIC = b"ZRCT"
-VERSION = 1
-HEADER = MAGIC + bytes([VERSION, 0, 0, 0])
-TRAILER = 8  # uint32 footer length + magic
+VERSION = 2  # checksummed (spec/TABULAR_FORMAT.md §2); version 1 is read, and written on request
+HEADERS = {v: MAGIC + bytes([v, 0, 0, 0]) for v in (1, 2)}
+HEADER = HEADERS[VERSION]
+TRAILERS = {1: 8, 2: 12}  # (version 2: CRC-32 of the footer) + uint32 footer length + magic
+TRAILER = TRAILERS[1]
 CHUNK_ROWS = 65_536  # ~1 MB of JSON per chunk for typical rows: seek granularity vs. ratio
 MAX_FOOTER = 64 * 1024 * 1024
+# A chunk also ends once its rows hold this many values (objects, arrays and scalars), so that a
+# reader's default bound on what one chunk builds (MAX_BUILT, twice this) never refuses it.
+CHUNK_VALUES = MAX_BUILT // 2
+
+
+def _values(v: Any) -> int:
+    """The values in ``v``, itself included."""
+    if isinstance(v, dict):
+        return 1 + sum(map(_values, v.values()))
+    if isinstance(v, list):
+        return 1 + sum(map(_values, v))
+    return 1
+
 
 Progress = Callable[[int], None]
 
@@ -39,6 +55,7 @@ class ContainerWriter:
         *,
         path: list[str] | None = None,
         chunk_rows: int = CHUNK_ROWS,
+        checksum: bool = True,
         _footer: dict[str, Any] | None = None,
     ) -> None:
         if chunk_rows < 1:
@@ -46,20 +63,25 @@ class ContainerWriter:
         self.file = file
         self.chunk_rows = chunk_rows
         self.buffer: list[Any] = []
+        self.values = 0  # in the buffered rows: a chunk ends before readers' max_values
         self.skeleton: Any = None
         if _footer is None:
-            file.write(HEADER)
-            _footer = {"format": VERSION, "path": path, "rows": 0, "chunks": [], "skeleton": None}
+            version = VERSION if checksum else 1
+            file.write(HEADERS[version])
+            _footer = {"format": version, "path": path, "rows": 0, "chunks": [], "skeleton": None}
         self.footer = _footer
+        self.checksummed = _footer["format"] == 2
 
     def _put(self, block: bytes) -> list[int]:
+        """Write a block; its index entry: offset, length (and CRC-32 in version 2)."""
         offset = self.file.tell()
         self.file.write(block)
-        return [offset, len(block)]
+        return [offset, len(block), crc32(block)] if self.checksummed else [offset, len(block)]
 
     def write(self, row: Any) -> None:
         self.buffer.append(row)
-        if len(self.buffer) >= self.chunk_rows:
+        self.values += _values(row)
+        if len(self.buffer) >= self.chunk_rows or self.values >= CHUNK_VALUES:
             self.flush()
 
     def write_many(self, rows: Iterable[Any]) -> None:
@@ -68,10 +90,10 @@ class ContainerWriter:
 
     def flush(self) -> None:
         if self.buffer:
-            offset, length = self._put(encode_block(self.buffer))
-            self.footer["chunks"].append([offset, length, len(self.buffer)])
+            entry = self._put(encode_block(self.buffer))
+            self.footer["chunks"].append([*entry[:2], len(self.buffer), *entry[2:]])
             self.footer["rows"] += len(self.buffer)
-            self.buffer = []
+            self.buffer, self.values = [], 0
 
     def close(self) -> None:
         self.flush()
@@ -80,7 +102,8 @@ class ContainerWriter:
         raw = json.dumps(self.footer, separators=(",", ":")).encode()
         packed = zstd.ZstdCompressor(level=19).compress(raw)
         data = packed if len(packed) < len(raw) else raw  # a raw footer starts with "{"
-        self.file.write(data + len(data).to_bytes(4, "little") + MAGIC)
+        check = crc32(data).to_bytes(4, "little") if self.checksummed else b""
+        self.file.write(data + check + len(data).to_bytes(4, "little") + MAGIC)
         self.file.flush()
 
 
@@ -88,9 +111,12 @@ class ContainerReader:
     """Read a container: ``len(reader)`` rows, ``reader.rows(a, b)``, ``iter(reader)``,
     ``reader.document()``. Only the chunks a request covers are read and decompressed."""
 
-    def __init__(self, file: BinaryIO, *, max_chunk_bytes: int = 1 << 28) -> None:
+    def __init__(
+        self, file: BinaryIO, *, max_chunk_bytes: int = 1 << 28, max_values: int = MAX_BUILT
+    ) -> None:
         self.file = file
         self.max_chunk_bytes = max_chunk_bytes
+        self.max_values = max_values  # values one chunk may build (LimitExceeded past it)
         self.footer, self.footer_offset = _read_footer(file)
         starts, total = [], 0
         for entry in self.footer["chunks"]:
@@ -104,25 +130,28 @@ class ContainerReader:
         return int(self.footer["rows"])
 
     def _chunk(self, i: int) -> list[Any]:
-        offset, length, n = self.footer["chunks"][i]
-        rows = decode_block(self._read(offset, length))
+        offset, length, n, *check = self.footer["chunks"][i]
+        rows = decode_block(self._read(offset, length, *check), max_values=self.max_values)
         if not isinstance(rows, list) or len(rows) != n:
             raise DecodeError(f"chunk {i} does not hold its {n} rows")
         return rows
 
-    def _read(self, offset: int, length: int) -> bytes:
+    def _read(self, offset: int, length: int, check: int | None = None) -> bytes:
+        """A block's bytes, checked against its CRC-32 where the index holds one."""
         if length > self.max_chunk_bytes:
             raise DecodeError(f"a {length}-byte chunk exceeds the limit")
         self.file.seek(offset)
         data = self.file.read(length)
         if len(data) != length:
             raise DecodeError("container is truncated inside a chunk")
+        if check is not None and crc32(data) != check:
+            raise ChecksumMismatch(f"the block at byte {offset} fails its CRC-32")
         return data
 
-    def iter_rows(self, start: int = 0, stop: int | None = None) -> Iterator[Any]:
-        """Rows start..stop, decompressing one chunk at a time (stop early at no extra cost)."""
-        stop = len(self) if stop is None else min(stop, len(self))
-        start = max(start, 0)
+    def iter_rows(self, start: int | None = 0, stop: int | None = None) -> Iterator[Any]:
+        """Rows start..stop as a Python slice reads them (negative counts from the end, None
+        is the end), decompressing one chunk at a time (stop early at no extra cost)."""
+        start, stop, _ = slice(start, stop).indices(len(self))
         for i, first in enumerate(self.starts):
             n = self.footer["chunks"][i][2]
             if first + n <= start:
@@ -144,10 +173,10 @@ class ContainerReader:
         stop = len(self) if stop is None else min(stop, len(self))
         pieces: list[dict[str, Any]] = []
         for i, first in enumerate(self.starts):
-            offset, length, n = self.footer["chunks"][i]
+            offset, length, n, *check = self.footer["chunks"][i]
             if first + n <= start or first >= stop:
                 continue
-            cols = decode_columns(self._read(offset, length))
+            cols = decode_columns(self._read(offset, length, *check), max_values=self.max_values)
             lo, hi = max(start - first, 0), min(stop - first, n)
             pieces.append({k: v[lo:hi] for k, v in cols.items()})
         names = list(dict.fromkeys(k for p in pieces for k in p))
@@ -171,10 +200,19 @@ class ContainerReader:
             yield sch.loads_message(sch.dumps(row))
 
     def to_arrow(self, start: int = 0, stop: int | None = None) -> Any:
-        """Rows start..stop as a pyarrow Table."""
+        """Rows start..stop as a pyarrow Table: each column in the Arrow type pyarrow infers
+        for it, or, where it infers none (lists mixed with objects, text with lone surrogates,
+        integers past 64 bits), as the JSON text of each value (null stays null)."""
         import pyarrow as pa
 
-        return pa.table(self.columns(start, stop))
+        arrays = {}
+        for name, values in self.columns(start, stop).items():
+            try:
+                arrays[name] = pa.array(values)
+            except (pa.ArrowException, UnicodeError, OverflowError):
+                text = [None if v is None else json.dumps(v) for v in values]  # ASCII: surrogates escaped
+                arrays[name] = pa.array(text, type=pa.string())
+        return pa.table(arrays)
 
     def close(self) -> None:
         self.file.close()
@@ -185,7 +223,8 @@ class ContainerReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def rows(self, start: int, stop: int) -> list[Any]:
+    def rows(self, start: int | None = 0, stop: int | None = None) -> list[Any]:
+        """Rows start..stop, as ``rows[start:stop]`` would be."""
         return list(self.iter_rows(start, stop))
 
     def row(self, i: int) -> Any:
@@ -204,13 +243,16 @@ class ContainerReader:
         if not path:
             return rows
         where = self.footer.get("skeleton")
-        if not (isinstance(where, list) and len(where) == 2 and all(isinstance(x, int) for x in where)):
+        if where is None:
             raise DecodeError("container footer lacks the document skeleton")
-        skeleton = decode_block(self._read(*where))
-        holder = skeleton
-        for key in path[:-1]:
-            holder = holder[key]
-        holder[path[-1]] = rows
+        skeleton = decode_block(self._read(*where), max_values=self.max_values)
+        try:
+            holder = skeleton
+            for key in path[:-1]:
+                holder = holder[key]
+            holder[path[-1]] = rows
+        except (KeyError, TypeError, IndexError) as exc:
+            raise DecodeError(f"the table's path is not in the document skeleton: {exc}") from exc
         return skeleton
 
 
@@ -218,37 +260,58 @@ def _read_footer(file: BinaryIO) -> tuple[dict[str, Any], int]:
     file.seek(0, os.SEEK_END)
     size = file.tell()
     file.seek(0)
-    if size < len(HEADER) + TRAILER or file.read(8) != HEADER:
+    head = file.read(8)
+    version = next((v for v, h in HEADERS.items() if h == head), None)
+    if version is None or size < len(HEADER) + TRAILERS[version]:
         raise DecodeError("not a Zeroc container (.zct): bad magic or version")
-    file.seek(size - TRAILER)
-    tail = file.read(TRAILER)
-    if tail[4:] != MAGIC:
+    trailer = TRAILERS[version]
+    file.seek(size - trailer)
+    tail = file.read(trailer)
+    if tail[-4:] != MAGIC:
         raise DecodeError("container is truncated: no footer magic at the end")
-    length = int.from_bytes(tail[:4], "little")
-    offset = size - TRAILER - length
+    length = int.from_bytes(tail[-8:-4], "little")
+    offset = size - trailer - length
     if length > MAX_FOOTER or offset < len(HEADER):
         raise DecodeError("container footer length is invalid")
     file.seek(offset)
+    data = file.read(length)
+    if version == 2 and crc32(data) != int.from_bytes(tail[:4], "little"):
+        raise ChecksumMismatch("the container's footer fails its CRC-32")
     try:
-        data = file.read(length)
         footer = json.loads(data if data[:1] == b"{" else unzstd(data, MAX_FOOTER))
-    except (zstd.ZstdError, ValueError) as exc:
+    except (zstd.ZstdError, ValueError, RecursionError) as exc:
         raise DecodeError(f"corrupt container footer: {exc}") from exc
+    path = footer.get("path") if isinstance(footer, dict) else None
     if not (
         isinstance(footer, dict)
-        and footer.get("format") == VERSION
+        and footer.get("format") == version
         and isinstance(footer.get("chunks"), list)
-        and isinstance(footer.get("rows"), int)
+        and type(footer.get("rows")) is int
+        and (path is None or (isinstance(path, list) and all(isinstance(k, str) for k in path)))
+        and "path" in footer
     ):
         raise DecodeError("container footer lacks its index")
+    checked = version == 2  # each entry ends with its block's CRC-32
+    end = len(HEADER)  # chunks follow one another: none overlaps another or the footer
     for entry in footer["chunks"]:
         if not (
             isinstance(entry, list)
-            and len(entry) == 3
-            and all(isinstance(x, int) and x >= 0 for x in entry)
+            and len(entry) == 3 + checked
+            and all(type(x) is int and x >= 0 for x in entry)
+            and entry[0] >= end
             and entry[0] + entry[1] <= offset
         ):
-            raise DecodeError("container index entry is invalid")
+            raise DecodeError("container index entry is invalid (out of the file or overlapping)")
+        end = entry[0] + entry[1]
+    skeleton = footer.get("skeleton")
+    if skeleton is not None and not (
+        isinstance(skeleton, list)
+        and len(skeleton) == 2 + checked
+        and all(type(x) is int and x >= 0 for x in skeleton)
+        and skeleton[0] >= len(HEADER)
+        and skeleton[0] + skeleton[1] <= offset
+    ):
+        raise DecodeError("container footer's skeleton entry is invalid")
     return footer, offset
 
 
@@ -264,10 +327,10 @@ def table_path(doc: Any) -> list[str] | None:
     return None
 
 
-def pack(doc: Any, file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS) -> None:
-    """Write an in-memory document as a container."""
+def pack(doc: Any, file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS, checksum: bool = True) -> None:
+    """Write an in-memory document as a container (checksummed, version 2, unless told not)."""
     path = table_path(doc)
-    w = ContainerWriter(file, path=path, chunk_rows=chunk_rows)
+    w = ContainerWriter(file, path=path, chunk_rows=chunk_rows, checksum=checksum)
     if path is None:
         w.write(doc)
     elif not path:
@@ -279,7 +342,12 @@ def pack(doc: Any, file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS) -> None:
 
 
 def pack_file(
-    source: IO[bytes], file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS, progress: Progress | None = None
+    source: IO[bytes],
+    file: BinaryIO,
+    *,
+    chunk_rows: int = CHUNK_ROWS,
+    progress: Progress | None = None,
+    checksum: bool = True,
 ) -> int:
     """Stream a JSON file of any size into a container in bounded memory: one pass over
     ``source`` (which must be seekable) finds the table, a second moves its rows chunk by chunk
@@ -287,22 +355,24 @@ def pack_file(
     import ijson
 
     try:
-        return _pack_file(source, file, chunk_rows, progress)
+        return _pack_file(source, file, chunk_rows, progress, checksum)
     except ijson.JSONError as exc:
         raise DecodeError("input is not valid JSON: " + " ".join(str(exc).split())) from None
 
 
-def _pack_file(source: IO[bytes], file: BinaryIO, chunk_rows: int, progress: Progress | None) -> int:
+def _pack_file(
+    source: IO[bytes], file: BinaryIO, chunk_rows: int, progress: Progress | None, checksum: bool
+) -> int:
     import ijson
 
     key = _find_table_key(source)
     source.seek(0)
     if key is None:
-        w = ContainerWriter(file, chunk_rows=chunk_rows)
+        w = ContainerWriter(file, chunk_rows=chunk_rows, checksum=checksum)
         w.write(next(ijson.items(source, "", use_float=True)))
         w.close()
         return 1
-    w = ContainerWriter(file, path=[] if key == "" else [key], chunk_rows=chunk_rows)
+    w = ContainerWriter(file, path=[] if key == "" else [key], chunk_rows=chunk_rows, checksum=checksum)
     skeleton = ijson.ObjectBuilder()
     table_depth = 1 if key == "" else 2  # depth of the table array's items' container
     depth, current, in_table = 0, None, False
@@ -348,13 +418,15 @@ def _pack_file(source: IO[bytes], file: BinaryIO, chunk_rows: int, progress: Pro
     return count
 
 
-def pack_messages(messages: Iterable[Any], file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS) -> int:
+def pack_messages(
+    messages: Iterable[Any], file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS, checksum: bool = True
+) -> int:
     """Repeated protobuf messages as a table: each message becomes its JSON value (the schema's
     generated reader, no JSON text in between), the schema's name goes into the skeleton, and
     :meth:`ContainerReader.messages` gives messages back."""
     from zeroc._schema import Schema
 
-    w = ContainerWriter(file, path=["rows"], chunk_rows=chunk_rows)
+    w = ContainerWriter(file, path=["rows"], chunk_rows=chunk_rows, checksum=checksum)
     schema: Schema | None = None
     n = 0
     for message in messages:
@@ -398,8 +470,10 @@ def read_document(path: str | os.PathLike[str]) -> Any:
         return ContainerReader(f).document()
 
 
-def open_container(path: str | os.PathLike[str]) -> ContainerReader:
-    return ContainerReader(open(path, "rb"))
+def open_container(path: str | os.PathLike[str], **limits: int) -> ContainerReader:
+    """Open a ``.zct`` for reading; ``max_chunk_bytes`` and ``max_values`` (values one chunk may
+    build) bound what a chunk may cost."""
+    return ContainerReader(open(path, "rb"), **limits)
 
 
 def append(path: str | os.PathLike[str], rows: Iterable[Any], *, chunk_rows: int = CHUNK_ROWS) -> int:
@@ -440,9 +514,9 @@ def unpack(reader: ContainerReader, out: IO[bytes]) -> None:
         rows()
         return
     where = reader.footer.get("skeleton")
-    if not (isinstance(where, list) and len(where) == 2):
+    if where is None:
         raise DecodeError("container footer lacks the document skeleton")
-    skeleton = decode_block(reader._read(*where))
+    skeleton = decode_block(reader._read(*where), max_values=reader.max_values)
     if not isinstance(skeleton, dict) or path[0] not in skeleton:
         raise DecodeError("container skeleton does not hold the table's key")
     out.write(b"{")

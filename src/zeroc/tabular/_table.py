@@ -29,6 +29,22 @@ MAX_DEPTH = 48
 # Default bound on values per column and on decompressed text per block: a forged count cannot
 # make the decoder allocate more than this (a 65k-row chunk of wide rows stays far below).
 MAX_VALUES = 1 << 26
+# Values one block may build, all columns and levels together (each decoded value counts once,
+# checked before a column is built): at most ~300 MB of Python objects, however a forged block
+# declares its counts. The writer's chunks (65,536 rows) stay under it up to ~64 values a row.
+MAX_BUILT = 1 << 22
+# What a malformed head or payload raises on its way through the decoders: a DecodeError then.
+_MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    IndexError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
+    StopIteration,
+    zstd.ZstdError,
+)
 _MISSING = object()
 
 
@@ -197,8 +213,15 @@ def _row_builder(keys: tuple[str, ...]) -> Any:
 
 
 class _Reader:
-    def __init__(self, data: bytes, pos: int, limit: int, pool: bytes) -> None:
+    def __init__(self, data: bytes, pos: int, limit: int, pool: bytes, budget: int = MAX_BUILT) -> None:
         self.data, self.pos, self.limit, self.pool = data, pos, limit, C.PoolReader(pool)
+        self.budget, self.max_values = budget, budget
+
+    def spend(self, n: int) -> None:
+        """Count ``n`` values about to be built against the block's budget."""
+        self.budget -= n
+        if self.budget < 0:
+            raise LimitExceeded(f"the block would build more than {self.max_values} values (max_values)")
 
     def take(self, head: dict[str, Any]) -> bytes:
         n = head.get("len", 0)
@@ -212,6 +235,7 @@ class _Reader:
 def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool = False) -> list[Any]:
     if n > r.limit:
         raise LimitExceeded(f"a column of {n} values exceeds the limit of {r.limit}")
+    r.spend(n)
     tags = None
     if "tags" in head:
         tags = C.decode_ints(head["tags"], r.take(head["tags"]), n).tolist()
@@ -282,7 +306,7 @@ def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool 
 def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
     shapes = head.get("shapes")
     columns = head.get("columns")
-    if not isinstance(shapes, list) or not isinstance(columns, list):
+    if not isinstance(shapes, list) or not isinstance(columns, list) or not shapes:
         raise DecodeError("table head lacks shapes or columns")
     ids = None
     if len(shapes) > 1:
@@ -323,7 +347,8 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
             return [{} for _ in range(n)]
         # One shape: no value can be missing (decode_column refused any), so rows zip straight.
         return list(map(_row_builder(tuple(keys)), *cols))  # type: ignore[arg-type]
-    assert ids is not None
+    if ids is None:
+        raise DecodeError("a table of several shapes lacks its shape ids")
     rows = []
     for i, s in enumerate(ids):
         row = {k: values[k][i] for k in shapes[s]}
@@ -351,8 +376,9 @@ def encode_block(value: Any) -> bytes:
     return len(parts).to_bytes(4, "little") + parts + text
 
 
-def decode_block(data: bytes, limit: int = MAX_VALUES) -> Any:
-    """Decode a block; ``limit`` bounds value counts and the decompressed head and text."""
+def decode_block(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUILT) -> Any:
+    """Decode a block; ``limit`` bounds a column's values and the decompressed head and text,
+    ``max_values`` the values the whole block builds."""
     if len(data) < 4:
         raise DecodeError("block is shorter than its header")
     p = int.from_bytes(data[:4], "little")
@@ -364,19 +390,11 @@ def decode_block(data: bytes, limit: int = MAX_VALUES) -> Any:
         if len(text) < 4 + m:
             raise DecodeError("block head runs past its frame")
         head = json.loads(text[4 : 4 + m])
-        r = _Reader(data[: 4 + p], 4, limit, text[4 + m :])
+        r = _Reader(data[: 4 + p], 4, limit, text[4 + m :], max_values)
         out = decode_column(head["root"], r, 1)
     except (DecodeError, LimitExceeded):
         raise
-    except (
-        KeyError,
-        TypeError,
-        ValueError,
-        IndexError,
-        AttributeError,
-        RecursionError,
-        zstd.ZstdError,
-    ) as exc:
+    except _MALFORMED as exc:
         raise DecodeError(f"malformed block: {exc}") from exc
     if r.pos != len(r.data):
         raise DecodeError(f"{len(r.data) - r.pos} bytes after the block's columns")
@@ -385,7 +403,7 @@ def decode_block(data: bytes, limit: int = MAX_VALUES) -> Any:
     return out[0]
 
 
-def _open(data: bytes, limit: int) -> tuple[dict[str, Any], _Reader]:
+def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Reader]:
     p = int.from_bytes(data[:4], "little")
     if len(data) < 4 or 4 + p > len(data):
         raise DecodeError("block payloads run past the block")
@@ -397,20 +415,20 @@ def _open(data: bytes, limit: int) -> tuple[dict[str, Any], _Reader]:
         raise DecodeError(f"corrupt block: {exc}") from exc
     except ValueError as exc:
         raise DecodeError(f"corrupt block head: {exc}") from exc
-    return head, _Reader(data[: 4 + p], 4, limit, text[4 + m :])
+    return head, _Reader(data[: 4 + p], 4, limit, text[4 + m :], max_values)
 
 
-def decode_columns(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
+def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUILT) -> dict[str, Any]:
     """A block holding rows, as columns: numpy arrays for integer, float and boolean columns,
     lists otherwise — without building a dict per row. Rows of several shapes fall back to
     building rows first; missing values then read as None."""
     try:
-        head, r = _open(data, limit)
+        head, r = _open(data, limit, max_values)
         arr = head["root"]["kinds"]["arr"]
         items = arr["items"]
         table = items["kinds"].get("obj")
         if "tags" in items or table is None or len(table["shapes"]) != 1:
-            rows = decode_block(data, limit)
+            rows = decode_block(data, limit, max_values)
             if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows):
                 raise DecodeError("block does not hold rows of objects")
             names = list(dict.fromkeys(k for row in rows for k in row))
@@ -419,6 +437,8 @@ def decode_columns(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
         n = C.decode_ints(arr["lengths"], b"", 1).tolist()[0] if "len" not in arr["lengths"] else None
         if n is None:
             raise DecodeError("row count is not stored inline")
+        if n > r.limit:
+            raise LimitExceeded(f"a table of {n} rows exceeds the limit of {r.limit}")
         out: dict[str, Any] = {}
         for name, h in table["columns"]:
             kinds = h.get("kinds", {})
@@ -427,13 +447,14 @@ def decode_columns(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
             elif "tags" not in h and len(kinds) == 1 and next(iter(kinds)) in ("int", "float", "bool"):
                 kind, k = next(iter(kinds.items()))
                 decode = {"int": C.decode_ints, "float": C.decode_floats, "bool": C.decode_bools}[kind]
+                r.spend(n)
                 out[name] = decode(k, r.take(k), n)
             else:
                 out[name] = decode_column(h, r, n)
         return {k: out[k] for k in table["shapes"][0]}
     except (DecodeError, LimitExceeded):
         raise
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration) as exc:
+    except _MALFORMED as exc:
         raise DecodeError(f"malformed block: {exc}") from exc
 
 

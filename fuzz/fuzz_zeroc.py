@@ -1,0 +1,192 @@
+"""Coverage-guided fuzzing of every decoder entry point with atheris (libFuzzer for Python).
+
+    python fuzz/fuzz_zeroc.py TARGET [libFuzzer options] [corpus directory]
+
+Targets: ``frame`` (``Codec.decode`` with a JSON and a protobuf dictionary and none), ``stream``
+(``Codec.decode_stream``), ``learned`` (method-4 frames of every learned vector dictionary, with
+and without the native coder), ``dictionary`` (``Dictionary.from_bytes`` then ``Codec``),
+``container`` (a ``.zct`` read every way: rows, columns, document, Arrow) and ``http`` (request
+bodies through ``Server.decode_request`` in every content coding and as frames). An input may
+raise only Zeroc's errors: anything else is a finding, which libFuzzer reports with the input.
+The corpus starts from the golden vectors in spec/vectors (``seeds``). The short run is in the
+test suite (tests/test_fuzz_harness.py); the long run and its figures are in docs/FUZZING.md.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import atheris
+
+with atheris.instrument_imports():
+    import zeroc
+    from zeroc import learned
+    from zeroc.http._server import Route, Server
+    from zeroc.learned import _generate
+    from zeroc.tabular import ContainerReader
+
+VECTORS = Path(__file__).resolve().parents[1] / "spec" / "vectors"
+LIMIT = 1 << 20  # decoded bytes: small, so that a long run spends its time on parsing
+
+
+def _dictionary(name: str) -> zeroc.Dictionary:
+    return zeroc.Dictionary.load(VECTORS / name)
+
+
+def frame_target() -> Callable[[bytes], None]:
+    codecs = [
+        zeroc.Codec(max_decoded_size=LIMIT),
+        zeroc.Codec(_dictionary("order-json-4k.zcd"), max_decoded_size=LIMIT),
+        zeroc.Codec(_dictionary("product_view-4k.zcd"), max_decoded_size=LIMIT),
+        zeroc.Codec(_dictionary("order-json-4k.zcd"), checksum=True, max_decoded_size=LIMIT),
+    ]
+
+    def run(data: bytes) -> None:
+        codec = codecs[data[0] % len(codecs)] if data else codecs[0]
+        try:
+            codec.decode(data[1:])
+        except zeroc.ZerocError:
+            pass
+
+    return run
+
+
+def stream_target() -> Callable[[bytes], None]:
+    codec = zeroc.Codec(_dictionary("product_view-4k.zcd"), max_decoded_size=LIMIT)
+
+    def run(data: bytes) -> None:
+        try:
+            codec.decode_stream(data)
+        except zeroc.ZerocError:
+            pass
+
+    return run
+
+
+def learned_target() -> Callable[[bytes], None]:
+    names = sorted(p.name for p in VECTORS.glob("*-learned.zcd"))
+    codecs = [zeroc.Codec(_dictionary(n), max_decoded_size=LIMIT) for n in names]
+    # The same models with the pure-Python coder: the generated code differs, the bytes must not.
+    _generate.NATIVE, native = False, _generate.NATIVE
+    try:
+        codecs += [zeroc.Codec(_dictionary(n), max_decoded_size=LIMIT) for n in names]
+    finally:
+        _generate.NATIVE = native
+
+    def run(data: bytes) -> None:
+        codec = codecs[data[0] % len(codecs)] if data else codecs[0]
+        try:
+            codec.decode(data[1:])
+        except zeroc.ZerocError:
+            pass
+
+    return run
+
+
+def dictionary_target() -> Callable[[bytes], None]:
+    def run(data: bytes) -> None:
+        try:
+            d = zeroc.Dictionary.from_bytes(data)
+            zeroc.Codec(d)
+            if d.model is not None:
+                learned.Model.from_bytes(d.model).describe()
+        except zeroc.ZerocError:
+            pass
+
+    return run
+
+
+def container_target() -> Callable[[bytes], None]:
+    def run(data: bytes) -> None:
+        try:
+            with ContainerReader(io.BytesIO(data), max_values=1 << 18) as reader:
+                len(reader)
+                reader.rows(0, 5)
+                reader.columns()
+                reader.document()
+                reader.to_arrow()
+        except zeroc.ZerocError:
+            pass
+
+    return run
+
+
+def http_target() -> Callable[[bytes], None]:
+    d = _dictionary("product_view-4k.zcd")
+    server = Server([Route("/pv/*", d)], max_request_size=LIMIT)
+    media = f'application/x-zeroc; schema="zeroc.workloads.ProductView"; dictionary="{d.id}"'
+    headers = [
+        {"content-encoding": "zstd"},
+        {"content-encoding": "gzip"},
+        {"content-encoding": "br"},
+        {"content-encoding": "dcz"},
+        {"content-type": media},
+        {"content-encoding": "zstd", "content-type": media},
+    ]
+
+    def run(data: bytes) -> None:
+        h = headers[data[0] % len(headers)] if data else headers[0]
+        try:
+            server.decode_request("/pv/1", h, data[1:])
+        except zeroc.ZerocError:
+            pass
+
+    return run
+
+
+TARGETS = {
+    "frame": frame_target,
+    "stream": stream_target,
+    "learned": learned_target,
+    "dictionary": dictionary_target,
+    "container": container_target,
+    "http": http_target,
+}
+
+
+def seeds(target: str) -> list[bytes]:
+    """The golden vectors an entry point reads, as its first corpus (with the selector byte
+    where the target takes one)."""
+    out: list[bytes] = []
+    docs = [json.loads((VECTORS / n).read_text()) for n in ("vectors.json", "streams-2.json")]
+    if target in ("frame", "http"):
+        for doc in docs:
+            valid = doc.get("valid", [])
+            out += [bytes([i % 6]) + bytes.fromhex(v["frame_hex"]) for i, v in enumerate(valid)]
+            out += [b"\x00" + bytes.fromhex(v["data_hex"]) for v in doc["invalid"] if v["kind"] == "frame"]
+    elif target == "stream":
+        for doc in docs:
+            out += [bytes.fromhex(v["stream_hex"]) for v in doc["streams"]]
+    elif target == "learned":
+        for path in sorted(VECTORS.glob("learned*.json")):
+            doc = json.loads(path.read_text())
+            out += [bytes([i % 8]) + bytes.fromhex(v["frame_hex"]) for i, v in enumerate(doc["valid"])]
+    elif target == "dictionary":
+        out += [p.read_bytes() for p in sorted(VECTORS.glob("*.zcd"))]
+    elif target == "container":
+        out += [p.read_bytes() for p in sorted(VECTORS.glob("*.zct"))]
+    return out
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
+        sys.exit(f"usage: fuzz_zeroc.py {{{','.join(TARGETS)}}} [libFuzzer options] [corpus]")
+    target = sys.argv.pop(1)
+    run = TARGETS[target]()
+    corpus = [a for a in sys.argv[1:] if not a.startswith("-")]
+    if corpus:  # seed an empty corpus directory from the golden vectors
+        folder = Path(corpus[0])
+        folder.mkdir(parents=True, exist_ok=True)
+        if not any(folder.iterdir()):
+            for i, seed in enumerate(seeds(target)):
+                (folder / f"seed-{i:03d}").write_bytes(seed)
+    atheris.Setup(sys.argv, run)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

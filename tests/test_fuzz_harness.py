@@ -1,0 +1,31 @@
+"""The short run of the coverage-guided fuzz harness (fuzz/fuzz_zeroc.py, atheris): every
+decoder entry point, seeded from spec/vectors, a few thousand inputs each, must raise nothing
+but Zeroc's errors and stay under the memory bound. The long run is in docs/FUZZING.md;
+tests/test_fuzz.py holds the random and mutated inputs that need no coverage feedback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("atheris", reason="atheris is in the dev extra")
+
+HARNESS = Path(__file__).resolve().parents[1] / "fuzz" / "fuzz_zeroc.py"
+TARGETS = ["frame", "stream", "learned", "dictionary", "container", "http"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_short_fuzz_run_finds_nothing(target: str, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    run = subprocess.run(
+        [sys.executable, str(HARNESS), target, "-runs=2500", "-seed=1", "-rss_limit_mb=1024", str(corpus)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "Done 2500 runs" in run.stderr
+    assert len(list(corpus.iterdir())) >= 3  # seeded from the vectors, then grown
