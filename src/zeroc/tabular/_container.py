@@ -171,22 +171,25 @@ class ContainerReader:
         from zeroc.tabular._table import decode_columns
 
         stop = len(self) if stop is None else min(stop, len(self))
-        pieces: list[dict[str, Any]] = []
+        pieces: list[tuple[int, dict[str, Any]]] = []  # rows of each chunk taken, its columns
         for i, first in enumerate(self.starts):
             offset, length, n, *check = self.footer["chunks"][i]
             if first + n <= start or first >= stop:
                 continue
             cols = decode_columns(self._read(offset, length, *check), max_values=self.max_values)
+            if any(len(v) != n for v in cols.values()):
+                raise DecodeError(f"chunk {i} does not hold its {n} rows")
             lo, hi = max(start - first, 0), min(stop - first, n)
-            pieces.append({k: v[lo:hi] for k, v in cols.items()})
-        names = list(dict.fromkeys(k for p in pieces for k in p))
+            pieces.append((hi - lo, {k: v[lo:hi] for k, v in cols.items()}))
+        names = list(dict.fromkeys(k for _, p in pieces for k in p))
         out: dict[str, Any] = {}
         for k in names:
-            parts = [p.get(k) for p in pieces]
+            # A chunk without this key (rows whose keys change along the table) gives nulls.
+            parts = [p.get(k, [None] * count) for count, p in pieces]
             if all(isinstance(x, np.ndarray) for x in parts):
-                out[k] = np.concatenate(parts) if len(parts) > 1 else parts[0]  # type: ignore[arg-type]
+                out[k] = np.concatenate(parts) if len(parts) > 1 else parts[0]
             else:
-                out[k] = [v for x in parts for v in (x.tolist() if isinstance(x, np.ndarray) else x or [])]
+                out[k] = [v for x in parts for v in (x.tolist() if isinstance(x, np.ndarray) else x)]
         return out
 
     def messages(self, schema: Any, start: int = 0, stop: int | None = None) -> Iterator[Any]:
