@@ -8,7 +8,9 @@ and without the native coder), ``dictionary`` (``Dictionary.from_bytes`` then ``
 ``container`` (a ``.zct`` read every way: rows, columns, document, Arrow) and ``http`` (request
 bodies through ``Server.decode_request`` in every content coding and as frames). An input may
 raise only Zeroc's errors: anything else is a finding, which libFuzzer reports with the input.
-The corpus starts from the golden vectors in spec/vectors (``seeds``). The short run is in the
+The corpus starts from the golden vectors in spec/vectors (``seeds``). With
+``ZEROC_FUZZ_TIMES=file`` the slowest input per KB (after a warm-up on the seeds) is written to
+``file``. The short run is in the
 test suite (tests/test_fuzz_harness.py); the long run and its figures are in docs/FUZZING.md.
 """
 
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -184,8 +188,34 @@ def main() -> None:
         if not any(folder.iterdir()):
             for i, seed in enumerate(seeds(target)):
                 (folder / f"seed-{i:03d}").write_bytes(seed)
+    if os.environ.get("ZEROC_FUZZ_TIMES"):  # the slowest input per KB, written as it goes
+        for seed in seeds(target):  # warm up: the first call of a path imports pyarrow, pcodec
+            run(seed)
+        run = _timed(run, Path(os.environ["ZEROC_FUZZ_TIMES"]))
     atheris.Setup(sys.argv, run)
     atheris.Fuzz()
+
+
+def _timed(run: Callable[[bytes], None], report: Path) -> Callable[[bytes], None]:
+    """``run``, keeping the input that took longest per KB (an input under 1 KB counts as 1 KB);
+    the report is rewritten at each new worst and every 10,000 inputs (libFuzzer leaves without
+    running exit handlers)."""
+    worst = {"ms_per_kb": 0.0, "bytes": 0, "inputs": 0}
+
+    def timed(data: bytes) -> None:
+        started = time.perf_counter()
+        try:
+            run(data)
+        finally:
+            ms = (time.perf_counter() - started) * 1000 / max(1.0, len(data) / 1024)
+            worst["inputs"] += 1
+            new = ms > worst["ms_per_kb"]
+            if new:
+                worst.update(ms_per_kb=ms, bytes=len(data))
+            if new or worst["inputs"] % 10_000 == 0:
+                report.write_text(json.dumps(worst) + "\n")
+
+    return timed
 
 
 if __name__ == "__main__":

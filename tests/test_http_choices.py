@@ -104,6 +104,7 @@ def test_dcz_only_where_the_page_may_read_both_and_no_secret_is_mixed(dictionary
     assert not dcz_for(off, held)
     plan = off.plan("/orders", held, 200, {})
     assert ("zeroc-dictionary", dictionary.id) in plan.set_headers and "Available-Dictionary" in plan.vary
+    assert "link" not in dict(plan.set_headers)  # no RFC 9842 dictionary offered to browsers
 
 
 @pytest.mark.parametrize(

@@ -331,3 +331,17 @@ def test_columns_of_chunks_with_other_keys_are_filled_with_nulls() -> None:
     assert list(cols["b"][:8]) == list(range(8)) and list(cols["b"][8:]) == [None] * 4
     table = reader.to_arrow()
     assert table.num_rows == 12 and table.column("c").to_pylist() == [None] * 8 + ["8", "9", "10", "11"]
+
+
+def test_a_block_of_two_to_the_26_empty_arrays_is_refused_before_it_is_built() -> None:
+    """The hostile-inputs file's ".zct with 2^26 empty arrays" (213 B, 187 s in rows(0, 10)):
+    its block declares 2^26 rows, each an empty array; the values budget refuses it at once."""
+    from zeroc.tabular._table import decode_block
+
+    empty = {"kinds": {"arr": {"lengths": {"enc": "const", "value": 0}, "items": {"kinds": {}}}}}
+    head = {"root": {"kinds": {"arr": {"lengths": {"enc": "const", "value": 1 << 26}, "items": empty}}}}
+    text = json.dumps(head, separators=(",", ":")).encode()
+    block = bytes(4) + zstandard.ZstdCompressor().compress(len(text).to_bytes(4, "little") + text)
+    assert len(block) < 250
+    with pytest.raises(LimitExceeded, match="max_values"):
+        decode_block(block)

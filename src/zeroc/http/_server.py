@@ -86,11 +86,10 @@ class _Bound:
     def __post_init__(self) -> None:
         d = self.route.dictionary
         if d is not None:
-            self.headers = (
-                ("zeroc-dictionary", d.id),
-                ("zeroc-route", self.route.pattern),
-                ("link", f'<{DICTIONARY_PATH}{d.sha256.hex()}.dict>; rel="compression-dictionary"'),
-            )
+            self.headers = (("zeroc-dictionary", d.id), ("zeroc-route", self.route.pattern))
+            if self.route.dcz:  # the RFC 9842 dictionary, for browsers (none where dcz is off)
+                link = f'<{DICTIONARY_PATH}{d.sha256.hex()}.dict>; rel="compression-dictionary"'
+                self.headers += (("link", link),)
             self.vary = ("Accept-Encoding", "Available-Dictionary", "Accept")
         elif self.recent is not None:
             self.vary = ("Accept-Encoding", "Available-Dictionary")
