@@ -41,13 +41,8 @@ def _dictionary(name: str) -> zeroc.Dictionary:
     return zeroc.Dictionary.load(VECTORS / name)
 
 
-def frame_target() -> Callable[[bytes], None]:
-    codecs = [
-        zeroc.Codec(max_decoded_size=LIMIT),
-        zeroc.Codec(_dictionary("order-json-4k.zcd"), max_decoded_size=LIMIT),
-        zeroc.Codec(_dictionary("product_view-4k.zcd"), max_decoded_size=LIMIT),
-        zeroc.Codec(_dictionary("order-json-4k.zcd"), checksum=True, max_decoded_size=LIMIT),
-    ]
+def _decoding(codecs: list[zeroc.Codec]) -> Callable[[bytes], None]:
+    """Decode ``data[1:]`` with the codec ``data[0]`` picks."""
 
     def run(data: bytes) -> None:
         codec = codecs[data[0] % len(codecs)] if data else codecs[0]
@@ -57,6 +52,17 @@ def frame_target() -> Callable[[bytes], None]:
             pass
 
     return run
+
+
+def frame_target() -> Callable[[bytes], None]:
+    codecs = [
+        zeroc.Codec(max_decoded_size=LIMIT),
+        zeroc.Codec(_dictionary("order-json-4k.zcd"), max_decoded_size=LIMIT),
+        zeroc.Codec(_dictionary("product_view-4k.zcd"), max_decoded_size=LIMIT),
+        zeroc.Codec(_dictionary("order-json-4k.zcd"), checksum=True, max_decoded_size=LIMIT),
+    ]
+
+    return _decoding(codecs)
 
 
 def stream_target() -> Callable[[bytes], None]:
@@ -81,14 +87,7 @@ def learned_target() -> Callable[[bytes], None]:
     finally:
         _generate.NATIVE = native
 
-    def run(data: bytes) -> None:
-        codec = codecs[data[0] % len(codecs)] if data else codecs[0]
-        try:
-            codec.decode(data[1:])
-        except zeroc.ZerocError:
-            pass
-
-    return run
+    return _decoding(codecs)
 
 
 def dictionary_target() -> Callable[[bytes], None]:

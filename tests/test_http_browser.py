@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import playwright.sync_api as playwright  # in the dev extra: a missing one fails, never skips
 import pytest
 
 from tests.test_http import Server, start_server
 from zeroc.http._content import ContentCodings
 from zeroc.http.demo import ORDERS
-
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # As REFERENCE.md §4 found them: without the background-networking flags Chromium keeps trying

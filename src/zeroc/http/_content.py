@@ -41,7 +41,10 @@ class ContentCodings:
     def __init__(self, dictionary: Dictionary | None = None, *, content: bytes | None = None) -> None:
         self.dictionary = dictionary
         self.content = dictionary.content if dictionary is not None else content
-        self.sha256 = hashlib.sha256(self.content).digest() if self.content is not None else b""
+        if dictionary is not None:
+            self.sha256 = dictionary.sha256  # computed once per Dictionary
+        else:
+            self.sha256 = hashlib.sha256(content).digest() if content is not None else b""
         self._raw: zstd.ZstdCompressionDict | None = None
         if self.content is not None:
             # RFC 9842 dcz: the dictionary is raw content on both sides, whatever its format.
