@@ -436,3 +436,111 @@ def test_native_and_pure_python_agree_on_a_format_5_model() -> None:
             b = bytearray(rng.randbytes(rng.randint(0, 400)))
         got = _outcome(m._fast_decode, bytes(b))
         assert got == _outcome(pure._fast_decode, bytes(b)), bytes(b).hex()
+
+
+# -- the general rules walked in C (zeroc/learned/_walk.py) against the nodes' Python walk ---------
+
+
+def python_walk(model: Model) -> Model:
+    """The same model with its general rules walked by the Python nodes."""
+    pure = pure_python(model)
+    assert pure._walk is None
+    return pure
+
+
+def assert_same_walk(model: Model, values: list[object], rng: random.Random) -> None:
+    """The C walk writes the Python walk's bytes for every value off the common path, decodes
+    them to the value, and gives the same value or error for those payloads mutated."""
+    assert model._walk is not None, "the model's general rules are not native"
+    pure = python_walk(model)
+    payloads = []
+    for v in values:
+        a = model.encode(v)
+        assert a == pure.encode(v), v
+        assert model.decode(a) == v
+        payloads.append(a)
+    assert payloads
+    for _ in range(20 * len(payloads)):
+        b = bytearray(rng.choice(payloads))
+        r = rng.random()
+        if r < 0.4 and b:
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        elif r < 0.7:
+            b = b[: rng.randrange(len(b) + 1)]
+        elif r < 0.85:
+            b += rng.randbytes(rng.randint(1, 8))
+        else:
+            b = bytearray(rng.randbytes(rng.randint(0, 300)))
+        got = _outcome(model.decode, bytes(b))
+        assert got == _outcome(pure.decode, bytes(b)), bytes(b).hex()
+
+
+@pytest.mark.parametrize("name", ["tweets", "github_events", "jenkins_jobs", "faker_users", "aws_operations"])
+def test_the_native_walk_writes_the_python_walks_bytes_on_real_traffic(name: str) -> None:
+    """Real and realistic messages (free text, optional keys, maps, fields of several types)
+    trained on one half and coded from the other: every node kind the learner chooses there."""
+    from zeroc.bench import _corpora
+    from zeroc.learned._nodes import walk
+
+    train, test = _corpora.SETS[name][0](300)
+    m = Model.learn(train)
+    kinds = {type(n).__name__ for n in walk(m.root)}
+    assert {"Object", "Categorical", "Raw"} <= kinds, kinds
+    off = [v for v in test if m._fast_encode(v) is None]
+    assert off, "no message off the common path"
+    assert_same_walk(m, off[:120], random.Random(name))
+
+
+def test_the_native_walk_covers_every_node_kind() -> None:
+    """A model with every kind the program codes in C and the rules it leaves to Python, on
+    values of every branch: the same bytes, the same values, the same errors when mutated."""
+    fm = _generate.fm
+    rng = random.Random(8)
+    seen: list[object] = ["a", 1, 2.5, True, None, {"k": [1]}]
+    cat = fm.Categorical(seen, [5, 4, 3, 2, 2, 1], 2, fm.IntRange(-3, 9, 1, 9))
+    digits = fm.Categorical.learn([str(i) for i in range(9)])
+    letters = fm.Categorical.learn(["ab", "c"])
+    date = fm.Shape(("", "-", ":", ""), "99a", [digits, digits, letters], 1, 9)
+    words = fm.Words(fm.Categorical.learn([1, 2, 3]), [fm.Categorical.learn(["x", "y"])] * 2, 1, 9)
+    parts = fm.Categorical.learn(["ab", "-", "7"])
+    tokens = fm.Words(fm.Magnitude.learn([1, 2, 5]), [parts], 1, 9, tokens=True)
+    number = fm.Template("", 0, fm.IntRange(0, 100, 1, 9), 1, 9)
+    inner = fm.Object(
+        ("id", "sid", "n", "price", "code", "when", "text", "tok", "tags", "attrs", "any"),
+        [
+            fm.Magnitude.learn([1, 300, -7, 1 << 40]),
+            fm.Affix(0, "u", "", False, fm.Raw(), 1, 9),
+            fm.IntRange(-(1 << 63), (1 << 64) - 1, 1, 9),
+            fm.Decimal(2, fm.Magnitude.learn([199, 5]), 1, 9),
+            fm.Template("SKU-", 4, fm.IntRange(0, 10_000, 1, 9), 1, 9),
+            date,
+            words,
+            tokens,
+            fm.Array(fm.Categorical.learn([0, 1, 2]), cat, 1, 9),
+            fm.Map(fm.Categorical.learn([0, 1, 2]), number, cat, 1, 9),
+            fm.Categorical(["z"], [3], 1),
+        ],
+        1,
+        9,
+        fm.Object(("id",), [fm.IntRange(0, 10, 1, 9)], 1, 9),
+    )
+    model = Model(fm.Array(fm.Categorical.learn([1, 2]), inner, 1, 9), 0, 10)
+
+    def item() -> object:
+        return {
+            "id": rng.choice([0, 1, -1, 5, 1 << 40, -(1 << 62), 1 << 63, -(1 << 64) + 1, 1 << 70, "7", 2.0]),
+            "sid": rng.choice(["u5", "u1", "x", 5]),
+            "n": rng.choice([0, -(1 << 63), (1 << 63) - 2, 1 << 63, True, None]),
+            "price": rng.choice([1.99, 0.05, -0.0, 0.0, 1e300, float("inf"), 1.234, 3, 12345678901234.5]),
+            "code": rng.choice(["SKU-0042", "SKU-42", "SKU-00420", "sku-0042", "SKU-٠١٢٣", ""]),
+            "when": rng.choice(["1-2:ab", "1-2:c", "12-4:ab", "1-2:", "1-2:ab3", "a-2:c", "1-2:é", 5]),
+            "text": rng.choice(["x y", "x  y", " x", "x y x y", "", "ü", 3]),
+            "tok": rng.choice(["ab-7", "ab7", "a", "--", "", "日本", None]),
+            "tags": rng.choice([[], ["a", 1], [2.5, True, None, {"k": [1]}, {"k": [2]}, 8, 99], "no"]),
+            "attrs": rng.choice([{}, {"1": "a", "22": 2.5}, {"01": None}, {"x": 1}, [1]]),
+            "any": rng.choice(["z", "y", 1.0]),
+        }
+
+    values: list[object] = [[item() for _ in range(rng.choice([0, 1, 2, 5]))] for _ in range(150)]
+    values += [[{"id": 3}], [{"id": 30}], [{"id": 1, "sid": "u1"}], "text", {"a": 1}, [1, [2]]]
+    assert_same_walk(model, values, rng)

@@ -77,7 +77,7 @@ def test_learned_exports_are_pinned_and_its_modules_import_only_those_above_them
     import zeroc.learned
 
     assert sorted(zeroc.learned.__all__) == ["LEARNED_SAMPLES", "Model", "breakdown"]
-    order = ["_coder", "_nodes", "_format", "_learner", "_native", "_generate", "_model"]
+    order = ["_coder", "_nodes", "_format", "_learner", "_native", "_generate", "_walk", "_model"]
     folder = Path(zeroc.learned.__file__).parent
     for module in order:
         if module == "_native":

@@ -8,6 +8,7 @@ Modules, leaves first:
 - ``_learner``: the cheapest node per field, priced on the samples;
 - ``_format``: the model document's format and the reader that checks every table;
 - ``_generate``: the common path of a loaded model as generated code (``_native``: its coder in C);
+- ``_walk``: the general rules of a loaded model walked in C (``_native``'s ``Program``);
 - ``_model``: ``Model``, which puts them together, and ``breakdown`` (bits per field).
 """
 

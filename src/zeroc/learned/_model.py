@@ -10,6 +10,7 @@ import zstandard as zstd
 
 from zeroc import _json
 from zeroc._errors import DecodeError, InvalidDictionary, TrainingError
+from zeroc.learned import _generate, _walk
 from zeroc.learned._coder import NO_SIDE, Decoder, Encoder
 from zeroc.learned._format import FORMAT, MAX_ENTRIES, MAX_LOOPS, MAX_MODEL_BYTES, MAX_TOTAL, Reader
 from zeroc.learned._generate import generate
@@ -61,6 +62,9 @@ class Model:
         self._fast_encode, self._fast_decode = generate(
             root, (head.low, head.rng, head.den), self.flag_total, common, blocks=self.blocks
         )
+        # The general rules in C, where the extension is built (format 5: its block coder).
+        native = self.blocks and _generate.NATIVE
+        self._walk = _walk.Walk(root, self.off, self.flag_total, common, side) if native else None
 
     @classmethod
     def learn(
@@ -88,6 +92,8 @@ class Model:
         if fast is not None:
             return fast
         self.misses += 1
+        if self._walk is not None:
+            return self._walk.encode(value)
         enc = Encoder(self.blocks)
         enc.put(*self.off)
         self.root.encode(value, enc)
@@ -98,6 +104,8 @@ class Model:
             value = self._fast_decode(data)  # the common case: no side stream, common path
             if value is not OFF:
                 return value
+            if self._walk is not None:
+                return self._walk.decode(data, max_size)
             dec = Decoder(data, self.side, max_size, self.blocks)
             if dec.peek(self.flag_total) <= self.common:
                 raise DecodeError(

@@ -17,6 +17,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 
 #if !defined(__SIZEOF_INT128__)
 #error "zeroc.learned._native needs a compiler with unsigned __int128 (the pure-Python coder runs without it)"
@@ -747,10 +748,1207 @@ off:
     return NULL;
 }
 
+/* ---- The general rules (spec/LEARNED_MODEL.md §3) as a program of nodes, format 5 ----
+ *
+ * A model's nodes, flattened by zeroc/learned/_walk.py into a Program: one WNode per node with
+ * its tables as C arrays and Python dicts. WEnc and WDec are format 5's block coder
+ * (zeroc.learned._coder.Encoder/Decoder with blocks) on limbs; they also offer the Python
+ * coder's methods (put, put_bytes; peek, take, uniform, take_bytes), so a node the program does
+ * not code itself — rules, or a value outside what C handles (integers past 64 bits) — is
+ * handed to its Python node, which codes it on the same coder. The symbols, and so the bytes,
+ * are the Python walk's; tests hold the two to it. Rare steps (a block ending, the final
+ * canonical check) call back into _coder.py. */
+
+static PyObject *H_dumps, *H_loads, *H_as_key, *H_copy, *H_number, *H_block, *H_side, *H_DecodeError;
+static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *ZERO;
+
+#define BLOCK_BITS 2048
+#define BLOCK_BYTES 288
+#define MAX_SYMBOLS 4096
+#define PER_BYTE 16
+#define FLAG_TOTAL 65536
+#define MAX_LENGTH 1000000
+#define MAX_WORDS 10000
+
+enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP };
+
+typedef struct {
+    int kind;
+    PyObject *py;             /* the Python node */
+    limb esc, total;          /* the escape (0, esc, total) and the hit (esc, total - esc, total) */
+    Py_ssize_t other;         /* where an escape goes: a node, or -1 for JSON text */
+    Py_ssize_t a, b, c;       /* magnitude: buckets; decimal, template: inner; words: count;
+                                 array: lengths, item; map: count, key, value */
+    Py_ssize_t nkids, *kids;  /* object, shape: children; words: the vocabularies */
+    char *rule;               /* object: which children are rules */
+    PyObject *by_str, *by_int, *by_key;  /* categorical: value -> entry (as_key's classes) */
+    Table *table;
+    int mutable_;
+    long long lo;             /* int_range */
+    limb span;
+    int scale;                /* decimal */
+    double pow10;
+    PyObject *pow10_obj;
+    PyObject *prefix;         /* template */
+    Py_ssize_t width;
+    PyObject *literals;       /* shape: tuple of str */
+    char kinds[40];
+    int tokens;               /* words */
+    PyObject *keys;           /* object: tuple of str */
+} WNode;
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n;
+    WNode *nodes;
+} Program;
+
+static PyObject *derr(const char *msg) {
+    PyErr_SetString(H_DecodeError ? H_DecodeError : PyExc_ValueError, msg);
+    return NULL;
+}
+
+/* Whether a block's symbols carry more than 2^BLOCK_BITS of information: den > rng << 2048. */
+static int block_over(const Big *den, const Big *rng, int *over) {
+    Py_ssize_t bd = big_bits(den), br = big_bits(rng);
+    if (bd <= br + BLOCK_BITS - 1) { *over = 0; return 0; }
+    if (bd >= br + BLOCK_BITS + 2) { *over = 1; return 0; }
+    Big t;
+    big_init(&t);
+    if (big_copy(&t, rng) < 0 || big_shl(&t, BLOCK_BITS) < 0) { big_free(&t); return -1; }
+    *over = big_cmp(den, &t) > 0;
+    big_free(&t);
+    return 0;
+}
+
+/* ---- WEnc ---- */
+
+typedef struct {
+    PyObject_HEAD
+    Big low, rng, den, flow, frng, fden;
+    int has_first;
+    PyObject *done;    /* list: the written blocks after the first */
+    Py_ssize_t count;
+    char *side;
+    Py_ssize_t side_n, side_cap;
+} WEnc;
+
+static void wenc_dealloc(WEnc *e) {
+    big_free(&e->low); big_free(&e->rng); big_free(&e->den);
+    big_free(&e->flow); big_free(&e->frng); big_free(&e->fden);
+    Py_XDECREF(e->done);
+    PyMem_Free(e->side);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+static PyObject *wenc_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    if (!PyArg_ParseTuple(args, "")) return NULL;
+    WEnc *e = (WEnc *)type->tp_alloc(type, 0);
+    if (e == NULL) return NULL;
+    big_init(&e->low); big_init(&e->rng); big_init(&e->den);
+    big_init(&e->flow); big_init(&e->frng); big_init(&e->fden);
+    big_set_u64(&e->rng, 1);
+    big_set_u64(&e->den, 1);
+    e->done = PyList_New(0);
+    if (e->done == NULL) { Py_DECREF(e); return NULL; }
+    return (PyObject *)e;
+}
+
+static int wenc_end_block(WEnc *e) {
+    if (!e->has_first) {
+        if (big_copy(&e->flow, &e->low) < 0 || big_copy(&e->frng, &e->rng) < 0 || big_copy(&e->fden, &e->den) < 0)
+            return -1;
+        e->has_first = 1;
+    } else {
+        PyObject *l = big_to_long(&e->low), *r = big_to_long(&e->rng), *d = big_to_long(&e->den);
+        PyObject *w = (l && r && d) ? PyObject_CallFunctionObjArgs(H_number, l, r, d, Py_True, NULL) : NULL;
+        Py_XDECREF(l); Py_XDECREF(r); Py_XDECREF(d);
+        if (w == NULL) return -1;
+        int rc = PyList_Append(e->done, w);
+        Py_DECREF(w);
+        if (rc < 0) return -1;
+    }
+    e->low.n = 0;
+    big_set_u64(&e->rng, 1);
+    big_set_u64(&e->den, 1);
+    return 0;
+}
+
+static inline int wput(WEnc *e, limb st, limb fr, limb T) {
+    e->count++;
+    if (big_mul(&e->low, T) < 0 || big_addmul(&e->low, &e->rng, st) < 0) return -1;
+    if (big_mul(&e->rng, fr) < 0 || big_mul(&e->den, T) < 0) return -1;
+    int over;
+    if (block_over(&e->den, &e->rng, &over) < 0) return -1;
+    return over ? wenc_end_block(e) : 0;
+}
+
+static int wbytes(WEnc *e, const char *p, Py_ssize_t n) {
+    if (e->side_n + n > e->side_cap) {
+        Py_ssize_t cap = 2 * (e->side_n + n) + 64;
+        char *s = PyMem_Realloc(e->side, (size_t)cap);
+        if (s == NULL) { PyErr_NoMemory(); return -1; }
+        e->side = s;
+        e->side_cap = cap;
+    }
+    memcpy(e->side + e->side_n, p, (size_t)n);
+    e->side_n += n;
+    return 0;
+}
+
+static PyObject *wenc_put_py(WEnc *e, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "put(start, freq, total)"); return NULL; }
+    limb st, fr, T;
+    if (u64_arg(args[0], &st, "start") < 0 || u64_arg(args[1], &fr, "freq") < 0 || u64_arg(args[2], &T, "total") < 0)
+        return NULL;
+    if (fr == 0 || st >= T || fr > T - st) {
+        PyErr_SetString(PyExc_ValueError, "put() needs 0 <= start < start + freq <= total");
+        return NULL;
+    }
+    if (wput(e, st, fr, T) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *wenc_put_bytes(WEnc *e, PyObject *arg) {
+    if (!PyBytes_Check(arg)) { PyErr_SetString(PyExc_TypeError, "put_bytes() takes bytes"); return NULL; }
+    if (wbytes(e, PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg)) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* parts(): (first block's (low, rng, den) or None, later blocks written, low, rng, den, side,
+ * symbols), what zeroc.learned._coder.finish takes. */
+static PyObject *wenc_parts(WEnc *e, PyObject *unused) {
+    PyObject *first;
+    if (e->has_first) {
+        first = Py_BuildValue("(NNN)", big_to_long(&e->flow), big_to_long(&e->frng), big_to_long(&e->fden));
+    } else {
+        first = Py_None;
+        Py_INCREF(first);
+    }
+    if (first == NULL) return NULL;
+    return Py_BuildValue("(NONNNNn)", first, e->done, big_to_long(&e->low), big_to_long(&e->rng),
+                         big_to_long(&e->den), PyBytes_FromStringAndSize(e->side, e->side_n), e->count);
+}
+
+static PyMethodDef wenc_methods[] = {
+    {"put", (PyCFunction)(void (*)(void))wenc_put_py, METH_FASTCALL, "Code the symbol [start, start + freq) of total."},
+    {"put_bytes", (PyCFunction)wenc_put_bytes, METH_O, "Raw bytes to the side stream."},
+    {"parts", (PyCFunction)wenc_parts, METH_NOARGS, "What _coder.finish takes."},
+    {NULL},
+};
+
+static PyTypeObject WEncType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "zeroc.learned._native.WalkEncoder",
+    .tp_basicsize = sizeof(WEnc),
+    .tp_dealloc = (destructor)wenc_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Format 5's block coder on limbs, for the general walk.",
+    .tp_methods = wenc_methods,
+    .tp_new = wenc_new,
+};
+
+/* ---- WDec ---- */
+
+typedef struct {
+    PyObject_HEAD
+    Big x, R, den, num, bden, brng;
+    PyObject *data, *buf;
+    Py_ssize_t len, arith, start, nbytes, budget, pos;
+    int blocks;
+} WDec;
+
+static void wdec_dealloc(WDec *d) {
+    big_free(&d->x); big_free(&d->R); big_free(&d->den); big_free(&d->num);
+    big_free(&d->bden); big_free(&d->brng);
+    Py_XDECREF(d->data);
+    Py_XDECREF(d->buf);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+static int wdec_load(WDec *d, Py_ssize_t start, Py_ssize_t end) {
+    d->start = start;
+    d->nbytes = end - start;
+    if (big_from_bytes(&d->num, (const unsigned char *)PyBytes_AS_STRING(d->data) + start, end - start) < 0) return -1;
+    if (big_copy(&d->x, &d->num) < 0) return -1;
+    big_set_u64(&d->R, 1);
+    if (big_shl(&d->R, 8 * (end - start)) < 0) return -1;
+    big_set_u64(&d->den, 1);
+    big_set_u64(&d->bden, 1);
+    big_set_u64(&d->brng, 1);
+    return 0;
+}
+
+/* The slot of the next symbol of total T; x becomes x*T - slot*R (the caller then takes). */
+static inline int wslot(WDec *d, limb T, limb *s) {
+    if (big_mul(&d->x, T) < 0 || big_reserve(&d->x, d->R.n + 1) < 0) return -1;
+    *s = big_divmod(&d->x, &d->R);
+    return 0;
+}
+
+static int wdec_next_block(WDec *d) {
+    PyObject *num = big_to_long(&d->num), *den = big_to_long(&d->den), *x = big_to_long(&d->x),
+             *R = big_to_long(&d->R), *nb = PyLong_FromSsize_t(d->nbytes);
+    PyObject *w = (num && den && x && R && nb) ? PyObject_CallFunctionObjArgs(H_block, num, den, x, R, nb, NULL) : NULL;
+    Py_XDECREF(num); Py_XDECREF(den); Py_XDECREF(x); Py_XDECREF(R); Py_XDECREF(nb);
+    if (w == NULL) return -1;
+    if (!PyBytes_Check(w)) { Py_DECREF(w); PyErr_SetString(PyExc_TypeError, "block end"); return -1; }
+    Py_ssize_t n = PyBytes_GET_SIZE(w), end = d->start + n;
+    int same = end <= d->arith && memcmp(PyBytes_AS_STRING(d->data) + d->start, PyBytes_AS_STRING(w), (size_t)n) == 0;
+    Py_DECREF(w);
+    if (!same) {
+        derr("learned-model payload is not in canonical form (a block ends otherwise)");
+        return -1;
+    }
+    return wdec_load(d, end, d->arith < end + BLOCK_BYTES ? d->arith : end + BLOCK_BYTES);
+}
+
+/* Take the symbol [st, st + fr) of T whose slot s wslot found. */
+static inline int wtake(WDec *d, limb s, limb st, limb fr, limb T) {
+    if (--d->budget < 0) {
+        derr("learned-model payload asks for more symbols than it can hold");
+        return -1;
+    }
+    if (big_addmul(&d->x, &d->R, s - st) < 0 || big_mul(&d->R, fr) < 0 || big_mul(&d->den, T) < 0) return -1;
+    if (d->blocks) {
+        if (big_mul(&d->bden, T) < 0 || big_mul(&d->brng, fr) < 0) return -1;
+        int over;
+        if (block_over(&d->bden, &d->brng, &over) < 0) return -1;
+        if (over) return wdec_next_block(d);
+    }
+    return 0;
+}
+
+static inline int wuni(WDec *d, limb n, limb *v) {
+    if (wslot(d, n, v) < 0) return -1;
+    return wtake(d, *v, *v, 1, n);
+}
+
+/* WalkDecoder(data, engine, max_size): the head read (Decoder.__init__ with blocks). */
+static PyObject *wdec_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *data, *engine, *max_size;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyBytes_Type, &data, &engine, &max_size)) return NULL;
+    WDec *d = (WDec *)type->tp_alloc(type, 0);
+    if (d == NULL) return NULL;
+    big_init(&d->x); big_init(&d->R); big_init(&d->den); big_init(&d->num);
+    big_init(&d->bden); big_init(&d->brng);
+    Py_INCREF(data);
+    d->data = data;
+    d->len = d->arith = PyBytes_GET_SIZE(data);
+    d->blocks = 0;
+    if (wdec_load(d, 0, d->len < BLOCK_BYTES ? d->len : BLOCK_BYTES) < 0) goto fail;
+    d->budget = MAX_SYMBOLS + 8 + PER_BYTE * d->len;
+    limb s, size = 0, mode = 0;
+    if (wslot(d, FLAG_TOTAL, &s) < 0) goto fail;
+    if (s < 1) {
+        limb width, rest;
+        if (wtake(d, s, 0, 1, FLAG_TOTAL) < 0 || wuni(d, 64, &width) < 0) goto fail;
+        if (width > 1) {
+            if (wuni(d, (limb)1 << (width - 1), &rest) < 0) goto fail;
+            size = ((limb)1 << (width - 1)) + rest;
+        } else {
+            size = width;
+        }
+        if (wuni(d, 3, &mode) < 0) goto fail;
+    } else if (wtake(d, s, 1, FLAG_TOTAL - 1, FLAG_TOTAL) < 0) {
+        goto fail;
+    }
+    if (size > (limb)d->len) { derr("side stream is longer than the payload"); goto fail; }
+    d->arith = d->len - (Py_ssize_t)size;
+    d->blocks = 1;
+    big_set_u64(&d->bden, 1);
+    big_set_u64(&d->brng, 1);
+    d->buf = PyBytes_FromStringAndSize(PyBytes_AS_STRING(data) + d->arith, (Py_ssize_t)size);
+    if (d->buf == NULL) goto fail;
+    if (mode != 0) {  /* _walk.side: decompressed with the model's engine, checked */
+        PyObject *m = PyLong_FromUnsignedLongLong(mode);
+        PyObject *out = m ? PyObject_CallFunctionObjArgs(H_side, engine, m, d->buf, max_size, NULL) : NULL;
+        Py_XDECREF(m);
+        if (out == NULL) goto fail;
+        if (!PyBytes_Check(out)) { Py_DECREF(out); PyErr_SetString(PyExc_TypeError, "side"); goto fail; }
+        Py_SETREF(d->buf, out);
+    }
+    return (PyObject *)d;
+fail:
+    Py_DECREF(d);
+    return NULL;
+}
+
+static PyObject *wdec_peek(WDec *d, PyObject *arg) {
+    limb T;
+    if (u64_arg(arg, &T, "total") < 0) return NULL;
+    if (T == 0) { PyErr_SetString(PyExc_ValueError, "peek() needs total > 0"); return NULL; }
+    Big t;
+    big_init(&t);
+    if (big_copy(&t, &d->x) < 0 || big_mul(&t, T) < 0 || big_reserve(&t, d->R.n + 1) < 0) { big_free(&t); return NULL; }
+    limb s = big_divmod(&t, &d->R);
+    big_free(&t);
+    return PyLong_FromUnsignedLongLong(s);
+}
+
+static PyObject *wdec_take_py(WDec *d, PyObject *const *args, Py_ssize_t nargs) {
+    limb st, fr, T, s;
+    if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "take(start, freq, total)"); return NULL; }
+    if (u64_arg(args[0], &st, "start") < 0 || u64_arg(args[1], &fr, "freq") < 0 || u64_arg(args[2], &T, "total") < 0)
+        return NULL;
+    if (fr == 0 || st >= T || fr > T - st) {
+        PyErr_SetString(PyExc_ValueError, "take() needs 0 <= start < start + freq <= total");
+        return NULL;
+    }
+    if (wslot(d, T, &s) < 0) return NULL;
+    if (s < st || s - st >= fr) {  /* not the symbol the slot names: undo nothing, refuse */
+        PyErr_SetString(PyExc_ValueError, "take() of a symbol the payload does not hold");
+        return NULL;
+    }
+    if (wtake(d, s, st, fr, T) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *wdec_uniform(WDec *d, PyObject *arg) {
+    limb n, v;
+    if (u64_arg(arg, &n, "n") < 0) return NULL;
+    if (n == 0) { PyErr_SetString(PyExc_ValueError, "uniform() needs n > 0"); return NULL; }
+    if (wuni(d, n, &v) < 0) return NULL;
+    return PyLong_FromUnsignedLongLong(v);
+}
+
+static PyObject *wtake_bytes(WDec *d, Py_ssize_t n) {
+    if (n < 0 || n > PyBytes_GET_SIZE(d->buf) - d->pos) return derr("escaped bytes run past the side stream");
+    PyObject *out = PyBytes_FromStringAndSize(PyBytes_AS_STRING(d->buf) + d->pos, n);
+    if (out) d->pos += n;
+    return out;
+}
+
+static PyObject *wdec_take_bytes(WDec *d, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    return wtake_bytes(d, n);
+}
+
+/* state(): what zeroc.learned._walk.finish checks (Decoder.finish). */
+static PyObject *wdec_state(WDec *d, PyObject *unused) {
+    return Py_BuildValue("(OnnnnNNNNn)", d->data, d->start, d->arith, d->pos, PyBytes_GET_SIZE(d->buf),
+                         big_to_long(&d->num), big_to_long(&d->x), big_to_long(&d->R), big_to_long(&d->den),
+                         d->nbytes);
+}
+
+static PyMethodDef wdec_methods[] = {
+    {"peek", (PyCFunction)wdec_peek, METH_O, "The slot in [0, total) of the next symbol."},
+    {"take", (PyCFunction)(void (*)(void))wdec_take_py, METH_FASTCALL, "Take the symbol [start, start + freq) of total."},
+    {"uniform", (PyCFunction)wdec_uniform, METH_O, "The next uniform symbol in [0, n)."},
+    {"take_bytes", (PyCFunction)wdec_take_bytes, METH_O, "The next n bytes of the side stream."},
+    {"state", (PyCFunction)wdec_state, METH_NOARGS, "What the final check reads."},
+    {NULL},
+};
+
+static PyTypeObject WDecType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "zeroc.learned._native.WalkDecoder",
+    .tp_basicsize = sizeof(WDec),
+    .tp_dealloc = (destructor)wdec_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Format 5's block decoder on limbs, for the general walk.",
+    .tp_methods = wdec_methods,
+    .tp_new = wdec_new,
+};
+
+/* ---- Program ---- */
+
+static void program_dealloc(Program *p) {
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        WNode *w = &p->nodes[i];
+        Py_XDECREF(w->py); Py_XDECREF(w->by_str); Py_XDECREF(w->by_int); Py_XDECREF(w->by_key);
+        Py_XDECREF((PyObject *)w->table); Py_XDECREF(w->pow10_obj); Py_XDECREF(w->prefix);
+        Py_XDECREF(w->literals); Py_XDECREF(w->keys);
+        PyMem_Free(w->kids);
+        PyMem_Free(w->rule);
+    }
+    PyMem_Free(p->nodes);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+static int index_arg(PyObject *o, Py_ssize_t n, Py_ssize_t *out, int optional) {
+    Py_ssize_t v = PyLong_AsSsize_t(o);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < (optional ? -1 : 0) || v >= n) {
+        PyErr_SetString(PyExc_ValueError, "a node index outside the program");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+#define GETREF(dst, src) do { dst = (src); Py_INCREF(dst); } while (0)
+
+/* Program(nodes): each node a tuple (kind, py node, esc, total, other, a, b, c, kids, extra);
+ * zeroc/learned/_walk.py makes them, from a model the reader has checked. */
+static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *list;
+    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &list)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(list);
+    Program *p = (Program *)type->tp_alloc(type, 0);
+    if (p == NULL) return NULL;
+    p->nodes = PyMem_Calloc((size_t)(n ? n : 1), sizeof(WNode));
+    if (p->nodes == NULL) { Py_DECREF(p); return PyErr_NoMemory(); }
+    p->n = n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        WNode *w = &p->nodes[i];
+        PyObject *t = PyTuple_GET_ITEM(list, i), *kids, *extra;
+        int kind;
+        limb esc, total;
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 10) goto bad;
+        kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+        if (kind < K_PY || kind > K_MAP) goto bad;
+        w->kind = kind;
+        GETREF(w->py, PyTuple_GET_ITEM(t, 1));
+        if (u64_arg(PyTuple_GET_ITEM(t, 2), &esc, "esc") < 0 || u64_arg(PyTuple_GET_ITEM(t, 3), &total, "total") < 0)
+            goto fail;
+        w->esc = esc;
+        w->total = total;
+        if (kind != K_PY && kind != K_RAW && (esc == 0 || esc >= total)) goto bad;
+        if (index_arg(PyTuple_GET_ITEM(t, 4), n, &w->other, 1) < 0 || index_arg(PyTuple_GET_ITEM(t, 5), n, &w->a, 1) < 0 ||
+            index_arg(PyTuple_GET_ITEM(t, 6), n, &w->b, 1) < 0 || index_arg(PyTuple_GET_ITEM(t, 7), n, &w->c, 1) < 0)
+            goto fail;
+        kids = PyTuple_GET_ITEM(t, 8);
+        extra = PyTuple_GET_ITEM(t, 9);
+        if (!PyTuple_Check(kids) || !PyTuple_Check(extra)) goto bad;
+        w->nkids = PyTuple_GET_SIZE(kids);
+        w->kids = PyMem_Calloc((size_t)(w->nkids ? w->nkids : 1), sizeof(Py_ssize_t));
+        if (w->kids == NULL) { PyErr_NoMemory(); goto fail; }
+        for (Py_ssize_t j = 0; j < w->nkids; j++)
+            if (index_arg(PyTuple_GET_ITEM(kids, j), n, &w->kids[j], 0) < 0) goto fail;
+        Py_ssize_t ne = PyTuple_GET_SIZE(extra);
+        switch (kind) {
+        case K_CAT:
+            if (ne != 5 || Py_TYPE(PyTuple_GET_ITEM(extra, 3)) != &TableType || w->other < 0) goto bad;
+            GETREF(w->by_str, PyTuple_GET_ITEM(extra, 0));
+            GETREF(w->by_int, PyTuple_GET_ITEM(extra, 1));
+            GETREF(w->by_key, PyTuple_GET_ITEM(extra, 2));
+            if (!PyDict_Check(w->by_str) || !PyDict_Check(w->by_int) || !PyDict_Check(w->by_key)) goto bad;
+            w->table = (Table *)PyTuple_GET_ITEM(extra, 3);
+            Py_INCREF(w->table);
+            if (w->table->esc != esc || w->table->total != total) goto bad;
+            w->mutable_ = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 4));
+            break;
+        case K_RANGE:
+            if (ne != 2) goto bad;
+            w->lo = PyLong_AsLongLong(PyTuple_GET_ITEM(extra, 0));
+            if (w->lo == -1 && PyErr_Occurred()) goto fail;
+            if (u64_arg(PyTuple_GET_ITEM(extra, 1), &w->span, "span") < 0) goto fail;
+            if (w->span == 0) goto bad;
+            break;
+        case K_MAG:
+            if (w->a < 0) goto bad;
+            break;
+        case K_DEC:
+            if (ne != 1 || w->a < 0) goto bad;
+            w->scale = (int)PyLong_AsLong(PyTuple_GET_ITEM(extra, 0));
+            if (w->scale < 0 || w->scale > 6) goto bad;
+            w->pow10 = 1.0;
+            for (int k = 0; k < w->scale; k++) w->pow10 *= 10.0;
+            w->pow10_obj = PyLong_FromLong((long)w->pow10);
+            if (w->pow10_obj == NULL) goto fail;
+            break;
+        case K_TEMPLATE:
+            if (ne != 2 || w->a < 0 || !PyUnicode_Check(PyTuple_GET_ITEM(extra, 0))) goto bad;
+            GETREF(w->prefix, PyTuple_GET_ITEM(extra, 0));
+            w->width = PyLong_AsSsize_t(PyTuple_GET_ITEM(extra, 1));
+            if (w->width < 0 || w->width > 30) goto bad;
+            break;
+        case K_SHAPE: {
+            if (ne != 2 || !PyTuple_Check(PyTuple_GET_ITEM(extra, 0)) || !PyUnicode_Check(PyTuple_GET_ITEM(extra, 1)))
+                goto bad;
+            GETREF(w->literals, PyTuple_GET_ITEM(extra, 0));
+            Py_ssize_t nk;
+            const char *ks = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(extra, 1), &nk);
+            if (ks == NULL) goto fail;
+            if (nk < 1 || nk > 32 || nk != w->nkids || PyTuple_GET_SIZE(w->literals) != nk + 1) goto bad;
+            for (Py_ssize_t j = 0; j <= nk; j++)
+                if (!PyUnicode_Check(PyTuple_GET_ITEM(w->literals, j))) goto bad;
+            for (Py_ssize_t j = 0; j < nk; j++) {
+                if (ks[j] != 'a' && ks[j] != '9') goto bad;
+                w->kinds[j] = ks[j];
+            }
+            break;
+        }
+        case K_WORDS:
+            if (ne != 1 || w->a < 0 || w->nkids < 1) goto bad;
+            w->tokens = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 0));
+            for (Py_ssize_t j = 0; j < w->nkids; j++)
+                if (w->kids[j] <= i && p->nodes[w->kids[j]].kind != K_CAT) goto bad;
+            break;
+        case K_OBJECT:
+            if (ne != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(extra, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(extra, 1)))
+                goto bad;
+            GETREF(w->keys, PyTuple_GET_ITEM(extra, 0));
+            if (PyTuple_GET_SIZE(w->keys) != w->nkids || PyTuple_GET_SIZE(PyTuple_GET_ITEM(extra, 1)) != w->nkids) goto bad;
+            w->rule = PyMem_Calloc((size_t)(w->nkids ? w->nkids : 1), 1);
+            if (w->rule == NULL) { PyErr_NoMemory(); goto fail; }
+            for (Py_ssize_t j = 0; j < w->nkids; j++)
+                w->rule[j] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(PyTuple_GET_ITEM(extra, 1), j));
+            break;
+        case K_ARRAY:
+            if (w->a < 0 || w->b < 0) goto bad;
+            break;
+        case K_MAP:
+            if (w->a < 0 || w->b < 0 || w->c < 0) goto bad;
+            break;
+        default:
+            break;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++)  /* words' vocabularies are categoricals */
+        if (p->nodes[i].kind == K_WORDS)
+            for (Py_ssize_t j = 0; j < p->nodes[i].nkids; j++)
+                if (p->nodes[p->nodes[i].kids[j]].kind != K_CAT) goto bad;
+    return (PyObject *)p;
+bad:
+    PyErr_SetString(PyExc_ValueError, "a malformed program node");
+fail:
+    Py_DECREF(p);
+    return NULL;
+}
+
+/* -- encoding -- */
+
+static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e);
+
+static int wenc_python(WNode *w, PyObject *v, WEnc *e) {
+    PyObject *r = PyObject_CallMethodObjArgs(w->py, S_encode, v, (PyObject *)e, NULL);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static int wenc_len(WEnc *e, limb n) {  /* _coder.code_length */
+    int width = n ? 64 - __builtin_clzll(n) : 0;
+    if (wput(e, (limb)width, 1, 64) < 0) return -1;
+    if (width > 1) return wput(e, n - ((limb)1 << (width - 1)), 1, (limb)1 << (width - 1));
+    return 0;
+}
+
+static int wenc_raw(WEnc *e, PyObject *v) {
+    PyObject *data = PyObject_CallOneArg(H_dumps, v);
+    if (data == NULL) return -1;
+    if (!PyBytes_Check(data)) { Py_DECREF(data); PyErr_SetString(PyExc_TypeError, "dumps"); return -1; }
+    int rc = wenc_len(e, (limb)PyBytes_GET_SIZE(data));
+    if (rc == 0) rc = wbytes(e, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data));
+    Py_DECREF(data);
+    return rc;
+}
+
+static int wenc_int(Program *p, Py_ssize_t i, long long n, WEnc *e) {
+    PyObject *o = PyLong_FromLongLong(n);
+    if (o == NULL) return -1;
+    int rc = wenc_node(p, i, o, e);
+    Py_DECREF(o);
+    return rc;
+}
+
+/* The categorical entry of v, or -1 (Categorical.starts.get(as_key(v))). */
+static Py_ssize_t cat_entry(WNode *w, PyObject *v, int *err) {
+    PyObject *r;
+    *err = 0;
+    if (PyUnicode_CheckExact(v)) {
+        r = PyDict_GetItemWithError(w->by_str, v);
+    } else if (PyLong_CheckExact(v)) {
+        r = PyDict_GetItemWithError(w->by_int, v);
+    } else {
+        if (PyDict_GET_SIZE(w->by_key) == 0) return -1;
+        PyObject *k = PyObject_CallOneArg(H_as_key, v);
+        if (k == NULL) { *err = 1; return -1; }
+        r = PyDict_GetItemWithError(w->by_key, k);
+        Py_DECREF(k);
+    }
+    if (r == NULL) {
+        if (PyErr_Occurred()) *err = 1;
+        return -1;
+    }
+    return PyLong_AsSsize_t(r);
+}
+
+static inline int is_letter(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+static inline int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+
+/* Shape.pattern.fullmatch: the field bounds into at (2 per field), or 0 when it does not match. */
+static int shape_match(WNode *w, PyObject *v, Py_ssize_t *at) {
+    int kind = PyUnicode_KIND(v);
+    const void *data = PyUnicode_DATA(v);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(v), pos = 0, m = w->nkids;
+    for (Py_ssize_t j = 0; j <= m; j++) {
+        PyObject *lit = PyTuple_GET_ITEM(w->literals, j);
+        Py_ssize_t ln = PyUnicode_GET_LENGTH(lit);
+        if (pos + ln > len) return 0;
+        for (Py_ssize_t q = 0; q < ln; q++)
+            if (PyUnicode_READ(kind, data, pos + q) != PyUnicode_READ_CHAR(lit, q)) return 0;
+        pos += ln;
+        if (j == m) break;
+        Py_ssize_t s = pos;
+        if (w->kinds[j] == 'a') {
+            while (pos < len && is_letter(PyUnicode_READ(kind, data, pos))) pos++;
+        } else {
+            while (pos < len && is_digit(PyUnicode_READ(kind, data, pos))) pos++;
+        }
+        if (pos == s) return 0;
+        at[2 * j] = s;
+        at[2 * j + 1] = pos;
+    }
+    return pos == len;
+}
+
+/* Words.parts, for a text Words.fits accepts: the part bounds, 2 per part, in a buffer the
+ * caller frees; the count in *np. */
+static Py_ssize_t *word_parts(WNode *w, PyObject *v, Py_ssize_t *np) {
+    int kind = PyUnicode_KIND(v);
+    const void *data = PyUnicode_DATA(v);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(v), cap = 16, n = 0, pos = 0;
+    Py_ssize_t *at = PyMem_Malloc((size_t)cap * 2 * sizeof(Py_ssize_t));
+    if (at == NULL) { PyErr_NoMemory(); return NULL; }
+    while (pos < len) {
+        Py_ssize_t s = pos;
+        Py_UCS4 c = PyUnicode_READ(kind, data, pos);
+        if (w->tokens) {
+            if (is_letter(c)) {
+                while (pos < len && is_letter(PyUnicode_READ(kind, data, pos))) pos++;
+            } else if (is_digit(c)) {
+                while (pos < len && is_digit(PyUnicode_READ(kind, data, pos))) pos++;
+            } else {
+                pos++;
+            }
+        } else {
+            while (pos < len && PyUnicode_READ(kind, data, pos) != ' ') pos++;
+        }
+        if (n == cap) {
+            cap *= 2;
+            Py_ssize_t *b = PyMem_Realloc(at, (size_t)cap * 2 * sizeof(Py_ssize_t));
+            if (b == NULL) { PyMem_Free(at); PyErr_NoMemory(); return NULL; }
+            at = b;
+        }
+        at[2 * n] = s;
+        at[2 * n + 1] = pos;
+        n++;
+        if (!w->tokens) pos++;  /* the single space after a word */
+    }
+    *np = n;
+    return at;
+}
+
+static int wenc_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *e) {
+    PyObject *s = PyUnicode_Substring(v, a, b);
+    if (s == NULL) return -1;
+    int rc = wenc_node(p, i, s, e);
+    Py_DECREF(s);
+    return rc;
+}
+
+static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
+    WNode *w = &p->nodes[i];
+    int fits = 0;
+    switch (w->kind) {
+    case K_PY:
+        return wenc_python(w, v, e);
+    case K_RAW:
+        return wenc_raw(e, v);
+    case K_CAT: {
+        int err;
+        Py_ssize_t k = cat_entry(w, v, &err);
+        if (err) return -1;
+        if (k < 0) {
+            if (wput(e, 0, w->esc, w->total) < 0) return -1;
+            return wenc_node(p, w->other, v, e);
+        }
+        return wput(e, w->table->start[k], w->table->freq[k], w->total);
+    }
+    case K_RANGE: {
+        long long n = 0;
+        if (PyLong_CheckExact(v)) {
+            int overflow;
+            n = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (n == -1 && PyErr_Occurred()) return -1;
+            if (overflow) return wenc_python(w, v, e);
+            __int128 d = (__int128)n - w->lo;
+            fits = d >= 0 && (unsigned __int128)d < w->span;
+        }
+        if (!fits) break;
+        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        return wput(e, (limb)((__int128)n - w->lo), 1, w->span);
+    }
+    case K_MAG: {
+        if (!PyLong_CheckExact(v)) break;
+        int overflow;
+        long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (overflow) return wenc_python(w, v, e);  /* 2^63 <= |v|: the Python node */
+        limb mag = n < 0 ? (limb)(-(n + 1)) + 1 : (limb)n;
+        int bits = mag ? 64 - __builtin_clzll(mag) : 0;
+        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        if (wenc_int(p, w->a, n < 0 ? -bits : bits, e) < 0) return -1;
+        if (bits >= 2) return wput(e, mag - ((limb)1 << (bits - 1)), 1, (limb)1 << (bits - 1));
+        return 0;
+    }
+    case K_DEC: {
+        if (!PyFloat_CheckExact(v)) break;
+        double f = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(f)) break;
+        double x = f * w->pow10;
+        if (!(fabs(x) < 9007199254740992.0)) return wenc_python(w, v, e);  /* beyond 2^53: exact ints in Python */
+        double r = nearbyint(x);  /* round half to even, as Python's round */
+        if (r / w->pow10 != f || (r == 0.0 && signbit(f))) break;
+        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        return wenc_int(p, w->a, (long long)r, e);
+    }
+    case K_TEMPLATE: {
+        if (!PyUnicode_CheckExact(v)) break;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(v), pl = PyUnicode_GET_LENGTH(w->prefix), nd = len - pl;
+        if (nd < 1) break;
+        int t = (int)PyUnicode_Tailmatch(v, w->prefix, 0, pl, -1);
+        if (t < 0) return -1;
+        if (!t) break;
+        int kind = PyUnicode_KIND(v);
+        const void *data = PyUnicode_DATA(v);
+        fits = 1;
+        for (Py_ssize_t q = pl; q < len && fits; q++) fits = is_digit(PyUnicode_READ(kind, data, q));
+        if (fits) {
+            if (w->width) fits = nd == w->width;
+            else fits = nd <= 30 && (nd == 1 || PyUnicode_READ(kind, data, pl) != '0');
+        }
+        if (!fits) break;
+        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        PyObject *digits = PyUnicode_Substring(v, pl, len);
+        PyObject *n = digits ? PyLong_FromUnicodeObject(digits, 10) : NULL;
+        Py_XDECREF(digits);
+        if (n == NULL) return -1;
+        int rc = wenc_node(p, w->a, n, e);
+        Py_DECREF(n);
+        return rc;
+    }
+    case K_SHAPE: {
+        Py_ssize_t at[64];
+        if (!PyUnicode_CheckExact(v) || !shape_match(w, v, at)) break;
+        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        for (Py_ssize_t j = 0; j < w->nkids; j++)
+            if (wenc_sub(p, w->kids[j], v, at[2 * j], at[2 * j + 1], e) < 0) return -1;
+        return 0;
+    }
+    case K_WORDS: {
+        if (!PyUnicode_CheckExact(v)) break;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(v);
+        if (len == 0) break;
+        if (!w->tokens) {
+            int kind = PyUnicode_KIND(v);
+            const void *data = PyUnicode_DATA(v);
+            if (PyUnicode_READ(kind, data, 0) == ' ' || PyUnicode_READ(kind, data, len - 1) == ' ') break;
+            fits = 1;
+            for (Py_ssize_t q = 1; q < len && fits; q++)
+                fits = !(PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ');
+            if (!fits) break;
+        }
+        Py_ssize_t np;
+        Py_ssize_t *at = word_parts(w, v, &np);
+        if (at == NULL) return -1;
+        int rc = wput(e, w->esc, w->total - w->esc, w->total);
+        if (rc == 0) rc = wenc_int(p, w->a, np, e);
+        for (Py_ssize_t j = 0; j < np && rc == 0; j++)
+            rc = wenc_sub(p, w->kids[j < w->nkids ? j : w->nkids - 1], v, at[2 * j], at[2 * j + 1], e);
+        PyMem_Free(at);
+        return rc;
+    }
+    case K_OBJECT: {
+        Py_ssize_t n = w->nkids;
+        if (!PyDict_CheckExact(v) || PyDict_GET_SIZE(v) != n) break;
+        PyObject *vals = PyTuple_New(n), *k, *x;
+        if (vals == NULL) return -1;
+        Py_ssize_t pos = 0, j = 0;
+        fits = 1;
+        while (PyDict_Next(v, &pos, &k, &x)) {  /* the keys first: no Python code runs here */
+            PyObject *key = PyTuple_GET_ITEM(w->keys, j);
+            if (k != key) {
+                int same = PyObject_RichCompareBool(k, key, Py_EQ);
+                if (same < 0) { Py_DECREF(vals); return -1; }
+                if (!same) { fits = 0; break; }
+            }
+            Py_INCREF(x);
+            PyTuple_SET_ITEM(vals, j, x);
+            j++;
+        }
+        if (!fits || j != n) { Py_DECREF(vals); fits = 0; break; }
+        int rc = wput(e, w->esc, w->total - w->esc, w->total);
+        for (j = 0; j < n && rc == 0; j++) {
+            PyObject *item = PyTuple_GET_ITEM(vals, j);
+            if (w->rule[j]) {
+                PyObject *ctx = PyTuple_GetSlice(vals, 0, j), *lst = ctx ? PySequence_List(ctx) : NULL;
+                Py_XDECREF(ctx);
+                PyObject *r = lst ? PyObject_CallMethodObjArgs(p->nodes[w->kids[j]].py, S_encode_in, item, (PyObject *)e, lst, NULL) : NULL;
+                Py_XDECREF(lst);
+                if (r == NULL) rc = -1; else Py_DECREF(r);
+            } else {
+                rc = wenc_node(p, w->kids[j], item, e);
+            }
+        }
+        Py_DECREF(vals);
+        return rc;
+    }
+    case K_ARRAY: {
+        if (!PyList_CheckExact(v)) break;
+        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        if (wenc_int(p, w->a, PyList_GET_SIZE(v), e) < 0) return -1;
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(v); j++) {
+            PyObject *x = PyList_GET_ITEM(v, j);
+            Py_INCREF(x);
+            int rc = wenc_node(p, w->b, x, e);
+            Py_DECREF(x);
+            if (rc < 0) return -1;
+        }
+        return 0;
+    }
+    case K_MAP: {
+        if (!PyDict_CheckExact(v)) break;
+        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        if (wenc_int(p, w->a, PyDict_GET_SIZE(v), e) < 0) return -1;
+        PyObject *items = PyDict_Items(v);
+        if (items == NULL) return -1;
+        int rc = 0;
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(items) && rc == 0; j++) {
+            PyObject *kv = PyList_GET_ITEM(items, j);
+            rc = wenc_node(p, w->b, PyTuple_GET_ITEM(kv, 0), e);
+            if (rc == 0) rc = wenc_node(p, w->c, PyTuple_GET_ITEM(kv, 1), e);
+        }
+        Py_DECREF(items);
+        return rc;
+    }
+    }
+    /* not of the kind modelled: the escape, then ``other`` or the JSON text */
+    if (wput(e, 0, w->esc, w->total) < 0) return -1;
+    return w->other >= 0 ? wenc_node(p, w->other, v, e) : wenc_raw(e, v);
+}
+
+/* program.encode(value, encoder): code value through node 0 by the general rules. */
+static PyObject *program_encode(Program *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || Py_TYPE(args[1]) != &WEncType || p->n == 0) {
+        PyErr_SetString(PyExc_TypeError, "encode(value, encoder: WalkEncoder)");
+        return NULL;
+    }
+    if (Py_EnterRecursiveCall(" in the learned-model walk")) return NULL;
+    int rc = wenc_node(p, 0, args[0], (WEnc *)args[1]);
+    Py_LeaveRecursiveCall();
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* -- decoding -- */
+
+static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d);
+
+static PyObject *wdec_raw(WDec *d) {
+    limb width, rest, n;
+    if (wuni(d, 64, &width) < 0) return NULL;
+    if (width > 1) {
+        if (wuni(d, (limb)1 << (width - 1), &rest) < 0) return NULL;
+        n = ((limb)1 << (width - 1)) + rest;
+    } else {
+        n = width;
+    }
+    if (n > (limb)PY_SSIZE_T_MAX) return derr("escaped bytes run past the side stream");
+    PyObject *data = wtake_bytes(d, (Py_ssize_t)n);
+    if (data == NULL) return NULL;
+    PyObject *out = PyObject_CallOneArg(H_loads, data);
+    Py_DECREF(data);
+    return out;
+}
+
+/* A decoded count: an int in lo..hi, else DecodeError(msg). */
+static int wdec_count(Program *p, Py_ssize_t i, WDec *d, long long lo, long long hi, const char *msg, Py_ssize_t *out) {
+    PyObject *o = wdec_node(p, i, d);
+    if (o == NULL) return -1;
+    int ok = PyLong_CheckExact(o);
+    long long n = 0;
+    if (ok) {
+        int overflow;
+        n = PyLong_AsLongLongAndOverflow(o, &overflow);
+        ok = !overflow && n >= lo && n <= hi;
+    }
+    Py_DECREF(o);
+    if (PyErr_Occurred()) return -1;
+    if (!ok) { derr(msg); return -1; }
+    *out = (Py_ssize_t)n;
+    return 0;
+}
+
+static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
+    WNode *w = &p->nodes[i];
+    limb s;
+    switch (w->kind) {
+    case K_PY:
+        return PyObject_CallMethodObjArgs(w->py, S_decode, (PyObject *)d, NULL);
+    case K_RAW:
+        return wdec_raw(d);
+    case K_CAT: {
+        Table *t = w->table;
+        if (wslot(d, t->total, &s) < 0) return NULL;
+        if (s < t->esc) {
+            if (wtake(d, s, 0, t->esc, t->total) < 0) return NULL;
+            return wdec_node(p, w->other, d);
+        }
+        Py_ssize_t k = table_entry(t, s);
+        if (wtake(d, s, t->start[k], t->freq[k], t->total) < 0) return NULL;
+        PyObject *v = PyTuple_GET_ITEM(t->values, k);
+        if (w->mutable_ && (PyDict_Check(v) || PyList_Check(v))) return PyObject_CallOneArg(H_copy, v);
+        Py_INCREF(v);
+        return v;
+    }
+    default:
+        break;
+    }
+    /* the escaping kinds: the escape, or the value */
+    if (wslot(d, w->total, &s) < 0) return NULL;
+    if (s < w->esc) {
+        if (wtake(d, s, 0, w->esc, w->total) < 0) return NULL;
+        return w->other >= 0 ? wdec_node(p, w->other, d) : wdec_raw(d);
+    }
+    if (wtake(d, s, w->esc, w->total - w->esc, w->total) < 0) return NULL;
+    switch (w->kind) {
+    case K_RANGE: {
+        limb u;
+        if (wuni(d, w->span, &u) < 0) return NULL;
+        __int128 r = (__int128)w->lo + u;
+        if (r >= INT64_MIN && r <= INT64_MAX) return PyLong_FromLongLong((long long)r);
+        PyObject *a = PyLong_FromLongLong(w->lo), *b = PyLong_FromUnsignedLongLong(u);
+        PyObject *out = (a && b) ? PyNumber_Add(a, b) : NULL;
+        Py_XDECREF(a); Py_XDECREF(b);
+        return out;
+    }
+    case K_MAG: {
+        PyObject *o = wdec_node(p, w->a, d);
+        if (o == NULL) return NULL;
+        long b = PyLong_CheckExact(o) ? PyLong_AsLong(o) : 1000;
+        if (b == -1 && PyErr_Occurred()) { PyErr_Clear(); b = 1000; }
+        if (b < -64 || b > 64) {
+            PyObject *r = PyObject_Repr(o);
+            Py_DECREF(o);
+            if (r == NULL) return NULL;
+            PyErr_Format(H_DecodeError, "learned-model payload has magnitude bucket %U (at most %c64)", r, 0xB1);
+            Py_DECREF(r);
+            return NULL;
+        }
+        Py_DECREF(o);
+        long a = b < 0 ? -b : b;
+        if (a < 2) return PyLong_FromLong(b);
+        limb half = (limb)1 << (a - 1), u;
+        if (wuni(d, half, &u) < 0) return NULL;
+        limb mag = half + u;
+        if (b > 0) return PyLong_FromUnsignedLongLong(mag);
+        PyObject *m = PyLong_FromUnsignedLongLong(mag);
+        if (m == NULL) return NULL;
+        PyObject *out = PyNumber_Negative(m);
+        Py_DECREF(m);
+        return out;
+    }
+    case K_DEC: {
+        PyObject *o = wdec_node(p, w->a, d);
+        if (o == NULL) return NULL;
+        if (!PyLong_CheckExact(o)) { Py_DECREF(o); return derr("decimal field decoded to a non-integer"); }
+        PyObject *out = PyNumber_TrueDivide(o, w->pow10_obj);
+        Py_DECREF(o);
+        return out;
+    }
+    case K_TEMPLATE: {
+        PyObject *o = wdec_node(p, w->a, d);
+        if (o == NULL) return NULL;
+        PyObject *digits = NULL;
+        int nonneg = PyLong_CheckExact(o) ? PyObject_RichCompareBool(o, ZERO, Py_GE) : 0;
+        if (nonneg < 0) { Py_DECREF(o); return NULL; }
+        if (nonneg) digits = PyObject_Str(o);
+        Py_DECREF(o);
+        if (digits == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            return derr("template digits out of range");
+        }
+        Py_ssize_t nd = PyUnicode_GET_LENGTH(digits), limit = w->width ? w->width : 30;
+        if (nd > limit) { Py_DECREF(digits); return derr("template digits out of range"); }
+        PyObject *out;
+        if (w->width && nd < w->width) {
+            PyObject *zeros = PyUnicode_New(w->width - nd, 127);
+            if (zeros == NULL) { Py_DECREF(digits); return NULL; }
+            for (Py_ssize_t q = 0; q < w->width - nd; q++) PyUnicode_WRITE(PyUnicode_1BYTE_KIND, PyUnicode_DATA(zeros), q, '0');
+            PyObject *pz = PyUnicode_Concat(w->prefix, zeros);
+            Py_DECREF(zeros);
+            out = pz ? PyUnicode_Concat(pz, digits) : NULL;
+            Py_XDECREF(pz);
+        } else {
+            out = PyUnicode_Concat(w->prefix, digits);
+        }
+        Py_DECREF(digits);
+        return out;
+    }
+    case K_SHAPE: {
+        PyObject *parts = PyList_New(0);
+        if (parts == NULL) return NULL;
+        if (PyList_Append(parts, PyTuple_GET_ITEM(w->literals, 0)) < 0) goto shape_fail;
+        for (Py_ssize_t j = 0; j < w->nkids; j++) {
+            PyObject *f = wdec_node(p, w->kids[j], d);
+            if (f == NULL) goto shape_fail;
+            int ok = PyUnicode_CheckExact(f) && PyUnicode_GET_LENGTH(f) > 0;
+            for (Py_ssize_t q = 0; ok && q < PyUnicode_GET_LENGTH(f); q++) {
+                Py_UCS4 c = PyUnicode_READ_CHAR(f, q);
+                ok = w->kinds[j] == 'a' ? is_letter(c) : is_digit(c);
+            }
+            if (!ok) {
+                PyObject *r = PyObject_Repr(f);
+                Py_DECREF(f);
+                if (r) {
+                    PyErr_Format(H_DecodeError, "learned-model payload has a shape field %U not of its kind", r);
+                    Py_DECREF(r);
+                }
+                goto shape_fail;
+            }
+            int rc = PyList_Append(parts, f);
+            Py_DECREF(f);
+            if (rc < 0 || PyList_Append(parts, PyTuple_GET_ITEM(w->literals, j + 1)) < 0) goto shape_fail;
+        }
+        PyObject *empty = PyUnicode_New(0, 0);
+        PyObject *out = empty ? PyUnicode_Join(empty, parts) : NULL;
+        Py_XDECREF(empty);
+        Py_DECREF(parts);
+        return out;
+    shape_fail:
+        Py_DECREF(parts);
+        return NULL;
+    }
+    case K_WORDS: {
+        Py_ssize_t n;
+        if (wdec_count(p, w->a, d, 1, MAX_WORDS, "word count out of range", &n) < 0) return NULL;
+        PyObject *parts = PyList_New(n);
+        if (parts == NULL) return NULL;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *x = wdec_node(p, w->kids[j < w->nkids ? j : w->nkids - 1], d);
+            if (x == NULL) { Py_DECREF(parts); return NULL; }
+            PyList_SET_ITEM(parts, j, x);
+            if (!PyUnicode_CheckExact(x) || PyUnicode_GET_LENGTH(x) == 0) {
+                Py_DECREF(parts);
+                return derr("a word decoded to a non-string");
+            }
+        }
+        PyObject *sep = PyUnicode_FromString(w->tokens ? "" : " ");
+        PyObject *out = sep ? PyUnicode_Join(sep, parts) : NULL;
+        Py_XDECREF(sep);
+        Py_DECREF(parts);
+        if (out == NULL || w->tokens) return out;
+        /* a text the encoder could have written: no leading, trailing or double space */
+        Py_ssize_t len = PyUnicode_GET_LENGTH(out);
+        int ok = PyUnicode_READ_CHAR(out, 0) != ' ' && PyUnicode_READ_CHAR(out, len - 1) != ' ';
+        for (Py_ssize_t q = 1; ok && q < len; q++)
+            ok = !(PyUnicode_READ_CHAR(out, q) == ' ' && PyUnicode_READ_CHAR(out, q - 1) == ' ');
+        if (!ok) { Py_DECREF(out); return derr("words decoded to a text the model cannot have written"); }
+        return out;
+    }
+    case K_OBJECT: {
+        Py_ssize_t n = w->nkids;
+        PyObject *ctx = PyList_New(0), *out = NULL;
+        if (ctx == NULL) return NULL;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *x = w->rule[j]
+                ? PyObject_CallMethodObjArgs(p->nodes[w->kids[j]].py, S_decode_in, (PyObject *)d, ctx, NULL)
+                : wdec_node(p, w->kids[j], d);
+            if (x == NULL) goto obj_done;
+            int rc = PyList_Append(ctx, x);
+            Py_DECREF(x);
+            if (rc < 0) goto obj_done;
+        }
+        out = PyDict_New();
+        if (out == NULL) goto obj_done;
+        for (Py_ssize_t j = 0; j < n; j++)
+            if (PyDict_SetItem(out, PyTuple_GET_ITEM(w->keys, j), PyList_GET_ITEM(ctx, j)) < 0) {
+                Py_CLEAR(out);
+                break;
+            }
+    obj_done:
+        Py_DECREF(ctx);
+        return out;
+    }
+    case K_ARRAY: {
+        Py_ssize_t n;
+        if (wdec_count(p, w->a, d, 0, MAX_LENGTH, "array length out of range", &n) < 0) return NULL;
+        PyObject *out = PyList_New(0);
+        if (out == NULL) return NULL;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *x = wdec_node(p, w->b, d);
+            if (x == NULL || PyList_Append(out, x) < 0) { Py_XDECREF(x); Py_DECREF(out); return NULL; }
+            Py_DECREF(x);
+        }
+        return out;
+    }
+    case K_MAP: {
+        Py_ssize_t n;
+        if (wdec_count(p, w->a, d, 0, MAX_LENGTH, "map size out of range", &n) < 0) return NULL;
+        PyObject *out = PyDict_New();
+        if (out == NULL) return NULL;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *k = wdec_node(p, w->b, d);
+            if (k == NULL) { Py_DECREF(out); return NULL; }
+            int seen = PyUnicode_CheckExact(k) ? PyDict_Contains(out, k) : 1;
+            if (seen != 0) {
+                Py_DECREF(k);
+                Py_DECREF(out);
+                return seen < 0 ? NULL : derr("a map key is not a new string");
+            }
+            PyObject *x = wdec_node(p, w->c, d);
+            if (x == NULL || PyDict_SetItem(out, k, x) < 0) { Py_XDECREF(x); Py_DECREF(k); Py_DECREF(out); return NULL; }
+            Py_DECREF(x);
+            Py_DECREF(k);
+        }
+        return out;
+    }
+    }
+    PyErr_SetString(PyExc_SystemError, "unknown program node");
+    return NULL;
+}
+
+/* program.decode(decoder): the value through node 0 by the general rules. */
+static PyObject *program_decode(Program *p, PyObject *arg) {
+    if (Py_TYPE(arg) != &WDecType || p->n == 0) {
+        PyErr_SetString(PyExc_TypeError, "decode(decoder: WalkDecoder)");
+        return NULL;
+    }
+    if (Py_EnterRecursiveCall(" in the learned-model walk")) return NULL;
+    PyObject *out = wdec_node(p, 0, (WDec *)arg);
+    Py_LeaveRecursiveCall();
+    return out;
+}
+
+static PyMethodDef program_methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))program_encode, METH_FASTCALL, "Code a value by the general rules."},
+    {"decode", (PyCFunction)program_decode, METH_O, "Decode a value by the general rules."},
+    {NULL},
+};
+
+static PyTypeObject ProgramType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "zeroc.learned._native.Program",
+    .tp_basicsize = sizeof(Program),
+    .tp_dealloc = (destructor)program_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A model's nodes for the general walk in C.",
+    .tp_methods = program_methods,
+    .tp_new = program_new,
+};
+
+/* bind(dumps, loads, as_key, copy_value, number, block_end, side, DecodeError): the Python
+ * functions the walk calls back (zeroc/learned/_walk.py binds them once). */
+static PyObject *mod_bind(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) { PyErr_SetString(PyExc_TypeError, "bind() takes 8 arguments"); return NULL; }
+    PyObject **slots[] = {&H_dumps, &H_loads, &H_as_key, &H_copy, &H_number, &H_block, &H_side, &H_DecodeError};
+    for (int i = 0; i < 8; i++) {
+        Py_INCREF(args[i]);
+        Py_XSETREF(*slots[i], args[i]);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef mod_methods[] = {
     {"fields", (PyCFunction)(void (*)(void))mod_fields, METH_FASTCALL, "fields(value, keys)"},
     {"decoder", (PyCFunction)(void (*)(void))mod_decoder, METH_FASTCALL, "decoder(data, low, rng, den)"},
     {"encoder", (PyCFunction)(void (*)(void))mod_encoder, METH_FASTCALL, "encoder(low, rng, den)"},
+    {"bind", (PyCFunction)(void (*)(void))mod_bind, METH_FASTCALL, "bind(dumps, loads, as_key, copy_value, number, block_end, side, DecodeError)"},
     {NULL},
 };
 
@@ -760,13 +1958,26 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     if (PyType_Ready(&TableType) < 0 || PyType_Ready(&SymType) < 0 || PyType_Ready(&DecoderType) < 0 ||
-        PyType_Ready(&EncoderType) < 0)
+        PyType_Ready(&EncoderType) < 0 || PyType_Ready(&WEncType) < 0 || PyType_Ready(&WDecType) < 0 ||
+        PyType_Ready(&ProgramType) < 0)
         return NULL;
+    S_encode = PyUnicode_InternFromString("encode");
+    S_decode = PyUnicode_InternFromString("decode");
+    S_encode_in = PyUnicode_InternFromString("encode_in");
+    S_decode_in = PyUnicode_InternFromString("decode_in");
+    ZERO = PyLong_FromLong(0);
+    if (!S_encode || !S_decode || !S_encode_in || !S_decode_in || !ZERO) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&TableType);
     if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) { Py_DECREF(&TableType); Py_DECREF(m); return NULL; }
     Py_INCREF(&SymType);
     if (PyModule_AddObject(m, "Sym", (PyObject *)&SymType) < 0) { Py_DECREF(&SymType); Py_DECREF(m); return NULL; }
+    PyTypeObject *walk[] = {&WEncType, &WDecType, &ProgramType};
+    const char *names[] = {"WalkEncoder", "WalkDecoder", "Program"};
+    for (int i = 0; i < 3; i++) {
+        Py_INCREF(walk[i]);
+        if (PyModule_AddObject(m, names[i], (PyObject *)walk[i]) < 0) { Py_DECREF(walk[i]); Py_DECREF(m); return NULL; }
+    }
     return m;
 }
