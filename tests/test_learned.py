@@ -229,17 +229,21 @@ def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictiona
     """Older readers would code newer nodes by older rules: sure nodes appear from format 2 and
     magnitudes from format 3 (the Order model has both: prices of new products by their
     magnitude), and a document that claims an older format for them is refused. New models are
-    format 5 (the block coder); one read as format 3 is written back as format 3."""
+    format 6 (the range coder); one read as format 3 is written back as format 3, one read as
+    format 5 as format 5."""
     d = workload_dicts["order"]
     assert d.model is not None
     doc = json.loads(zstandard.ZstdDecompressor().decompress(d.model))
     text = json.dumps(doc)
-    assert doc["format"] == 5 and '"sure": true' in text and '"kind": "magnitude"' in text
+    assert doc["format"] == 6 and '"sure": true' in text and '"kind": "magnitude"' in text
     from zeroc.learned._model import Model
 
     legacy = Model.from_bytes(zstandard.ZstdCompressor().compress(json.dumps({**doc, "format": 3}).encode()))
     assert not legacy.blocks
     assert json.loads(zstandard.ZstdDecompressor().decompress(legacy.to_bytes()))["format"] == 3
+    blocks = Model.from_bytes(zstandard.ZstdCompressor().compress(json.dumps({**doc, "format": 5}).encode()))
+    assert blocks.blocks
+    assert json.loads(zstandard.ZstdDecompressor().decompress(blocks.to_bytes()))["format"] == 5
 
     def load(document: object) -> Dictionary:
         section = zstandard.ZstdCompressor().compress(json.dumps(document).encode())
@@ -252,7 +256,7 @@ def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictiona
     with pytest.raises(InvalidDictionary, match="magnitude appears from format 3 on"):
         load({**doc, "format": 2})
     with pytest.raises(InvalidDictionary, match="not supported"):
-        load({**doc, "format": 6})
+        load({**doc, "format": 7})
     # Format 4: maps, and objects whose other key orders go on to another object node.
     raw, count = {"kind": "raw"}, {"kind": "int_range", "lo": 0, "span": 9, "esc": 1, "hits": 9}
     mapped = {"kind": "map", "count": count, "key": raw, "value": raw, "esc": 1, "hits": 9}
@@ -646,30 +650,46 @@ def test_format_5_blocks_under_fuzzing() -> None:
     assert decoded > 0
 
 
-def test_format_5_codes_any_size_in_blocks_and_bounds_the_work() -> None:
-    """Batches from one to thousands of orders round-trip through a format-5 model (the walker
-    codes past the common path's one block); a payload may not yield more than 4,096 + 16
-    symbols a byte, and older formats' payloads are refused past their longest arithmetic part."""
-    from zeroc.learned._coder import BLOCK_BYTES, LEGACY_BYTES, Decoder, Encoder
+def test_formats_5_and_6_code_any_size_and_bound_the_work() -> None:
+    """Batches from one to thousands of orders round-trip through a format-6 model (the range
+    coder) and the same model in format 5 (the walker codes past the common path's one block);
+    a payload may not yield more than 4,096 + 16 symbols a byte, and older formats' payloads are
+    refused past their longest arithmetic part."""
+    from zeroc.learned._coder import BLOCK_BYTES, LEGACY_BYTES, Decoder, Encoder, RangeDecoder, RangeEncoder
 
     orders = generate("order", 3000, seed=8)
     model = Model.learn([orders[i : i + 1 + i % 9] for i in range(0, 1800, 3)])
-    assert model.blocks
+    assert model.version == 6 and not model.blocks
+    blocks = Model(model.root, model.common, model.samples, model.side, 5)
+    assert blocks.blocks
     for size in (1, 7, 60, 600, 3000):
         batch = orders[:size]
-        payload = model.encode(batch)
-        assert same(model.decode(payload), batch)
+        payload = blocks.encode(batch)
+        assert same(blocks.decode(payload), batch)
         assert size < 60 or len(payload) > 2 * BLOCK_BYTES
+        ranged = model.encode(batch)
+        assert same(model.decode(ranged), batch)
+        assert len(ranged) <= len(payload) + 2, (len(ranged), len(payload))  # no blocks to end
     # Symbols that carry almost nothing: more than the payload may hold is refused, both ways.
     enc = Encoder(blocks=True)
+    renc = RangeEncoder()
     for _ in range(5000):
         enc.put(0, 1 << 20, (1 << 20) + 1)
+        renc.put(0, 1 << 20, (1 << 20) + 1)
     with pytest.raises(zeroc.LimitExceeded):
         enc.finish()
+    with pytest.raises(zeroc.LimitExceeded):
+        renc.finish()
     dec = Decoder(b"\x00", blocks=True)
     with pytest.raises(zeroc.DecodeError, match="more symbols"):
         for _ in range(5000):
             dec.take(0, 1 << 20, (1 << 20) + 1)
+    rdec = RangeDecoder(b"\x00")
+    with pytest.raises(zeroc.DecodeError, match="more symbols"):
+        for _ in range(5000):
+            rdec.take(0, 1 << 20, (1 << 20) + 1)
+    with pytest.raises(zeroc.DecodeError, match="more items"):
+        RangeDecoder(b"\x00").spend(5000)
     with pytest.raises(zeroc.DecodeError, match="longer than any"):
         Decoder(b"\x01" * (LEGACY_BYTES + 1))
 

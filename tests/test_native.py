@@ -65,9 +65,12 @@ def _outcome(fn: object, arg: object) -> object:
 
 def assert_same_code(model: Model, values: list[object], rng: random.Random) -> None:
     """Native and pure-Python generated code agree on every value and on payloads mutated."""
-    assert model._fast_decode.__globals__.get("_decoder") is not None, "the model's code is not native"
     pure = pure_python(model)
-    assert pure._fast_decode.__globals__.get("_decoder") is None
+    if model.version >= 6:  # no generated code: the nodes walked in C, or in Python
+        assert model._walk is not None and pure._walk is None, "the model's walk is not native"
+    else:
+        assert model._fast_decode.__globals__.get("_decoder") is not None, "the model's code is not native"
+        assert pure._fast_decode.__globals__.get("_decoder") is None
     payloads = []
     for v in values:
         a, b = model._fast_encode(v), pure._fast_encode(v)
@@ -279,16 +282,23 @@ def test_native_code_writes_the_pure_python_bytes(model: str, workload: str | No
 
 
 def test_models_too_wide_for_the_native_coder_keep_python_integers() -> None:
-    """A range of 2^64 integers does not fit the native coder's 64-bit totals: that model's
-    generated code keeps Python's integers, and still round-trips."""
+    """A range of 2^64 integers does not fit the native coder's 64-bit totals: in format 5 that
+    model's generated code and walk keep Python's integers; in format 6 the range coder splits
+    the symbol (the node goes to Python, its symbols to the native coder). All round-trip, with
+    the pure-Python coder's bytes."""
     fm = _generate.fm
-    m = Model(
-        fm.Object(("big", "k"), [fm.IntRange(0, 1 << 64, 1, 99), fm.IntRange(-5, 10, 1, 99)], 1, 99), 99, 100
-    )
-    assert m._fast_decode.__globals__.get("_decoder") is None
-    for v in [{"big": 0, "k": -5}, {"big": (1 << 64) - 1, "k": 4}, {"big": 12345, "k": 0}]:
-        assert m._fast_encode(v) is not None
-        assert m.decode(m.encode(v)) == v
+    root = fm.Object(("big", "k"), [fm.IntRange(0, 1 << 64, 1, 99), fm.IntRange(-5, 10, 1, 99)], 1, 99)
+    for version in (5, 6):
+        m = Model(root, 99, 100, version=version)
+        pure = pure_python(m)
+        assert m._fast_decode.__globals__.get("_decoder") is None
+        assert (m._walk is not None) == (version == 6)
+        values = [{"big": 0, "k": -5}, {"big": (1 << 64) - 1, "k": 4}, {"big": 12345, "k": 0}]
+        values.append({"big": -1, "k": 0})
+        for v in values:
+            assert (m._fast_encode(v) is not None) == (v["big"] >= 0)
+            assert m.encode(v) == pure.encode(v)
+            assert m.decode(m.encode(v)) == v
 
 
 def test_integers_wider_than_any_range_train_a_loadable_model() -> None:
@@ -544,3 +554,46 @@ def test_the_native_walk_covers_every_node_kind() -> None:
     values: list[object] = [[item() for _ in range(rng.choice([0, 1, 2, 5]))] for _ in range(150)]
     values += [[{"id": 3}], [{"id": 30}], [{"id": 1, "sid": "u1"}], "text", {"a": 1}, [1, [2]]]
     assert_same_walk(model, values, rng)
+
+
+def test_format_6_vectors_on_the_native_and_the_pure_python_coder() -> None:
+    """learned-6.json's model (range coder): both coders write the released payloads and read
+    them back; both refuse the invalid ones; mutated payloads give both the same value or error."""
+    doc = json.loads((VECTORS / "learned-6.json").read_text())
+    d = zeroc.Dictionary.from_bytes((VECTORS / doc["dictionary"]).read_bytes())
+    m = zeroc.Codec(d, frame_id="bare")._model
+    assert m is not None and m.version == 6 and m._walk is not None
+    pure = python_walk(m)
+    learned_tag = zeroc.Codec(d)._learned_tag  # a learned frame with the dictionary by context
+    payloads = []
+    for v in doc["valid"]:
+        frame = bytes.fromhex(v["frame_hex"])
+        if v["codec"].get("frame_id") == "bare":
+            payload = frame
+        elif frame[0] == learned_tag:
+            payload = frame[1:]
+        else:
+            continue
+        assert m.encode(v["input"]) == pure.encode(v["input"]) == payload, v["name"]
+        assert m.decode(payload) == pure.decode(payload) == v["input"]
+        payloads.append(payload)
+    assert len(payloads) >= 6
+    for v in doc["invalid"]:
+        payload = bytes.fromhex(v["frame_hex"])[1:]
+        for model in (m, pure):
+            with pytest.raises(DecodeError):
+                model.decode(payload)
+    rng = random.Random(61)
+    for _ in range(4000):
+        b = bytearray(rng.choice(payloads))
+        r = rng.random()
+        if r < 0.4 and b:
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        elif r < 0.7:
+            b = b[: rng.randrange(len(b) + 1)]
+        elif r < 0.85:
+            b += rng.randbytes(rng.randint(1, 8))
+        else:
+            b = bytearray(rng.randbytes(rng.randint(0, 300)))
+        got = _outcome(m.decode, bytes(b))
+        assert got == _outcome(pure.decode, bytes(b)), bytes(b).hex()

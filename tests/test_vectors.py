@@ -76,7 +76,14 @@ def test_vectors_cover_every_method_and_reference() -> None:
 
 LEARNED_SETS = {
     name: json.loads((VECTORS / name).read_text(encoding="utf-8"))
-    for name in ("learned.json", "learned-2.json", "learned-3.json", "learned-4.json", "learned-5.json")
+    for name in (
+        "learned.json",
+        "learned-2.json",
+        "learned-3.json",
+        "learned-4.json",
+        "learned-5.json",
+        "learned-6.json",
+    )
 }
 LEARNED = LEARNED_SETS["learned.json"]
 
@@ -121,6 +128,7 @@ def test_learned_model_formats() -> None:
         ("learned-3.json", 3),
         ("learned-4.json", 4),
         ("learned-5.json", 5),
+        ("learned-6.json", 6),
     )
     for name, version in sets:
         d = learned_dictionary(LEARNED_SETS[name])

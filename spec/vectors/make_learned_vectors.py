@@ -8,8 +8,10 @@ model with ``sure`` rules and categoricals) and learned-3.json (model format 3: 
 ``magnitude``, an ``id_str`` as the numeric ``affix`` of its ``id``, a date by its ``shape``, a
 suite number of any length by a ``template`` of width 0) and learned-4.json (model format 4:
 optional keys as a chain of key orders, a field that is null or an object, and a ``map`` of
-labels) and learned-5.json (model format 5, the block coder: batches of sensor readings, one
-block and many, on and off the common path, with and without a side stream).
+labels), learned-5.json (model format 5, the block coder: batches of sensor readings, one
+block and many, on and off the common path, with and without a side stream) and learned-6.json
+(model format 6, the range coder: tickets with a 50-bit id, a URL made from their key, a date,
+a price, a title of known words, labels as a map and free text in the side stream).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def main() -> None:
         ("learned-3.json", version_3),
         ("learned-4.json", version_4),
         ("learned-5.json", version_5),
+        ("learned-6.json", version_6),
     )
     for out, write in ((HERE / name, fn) for name, fn in sets):
         if out.exists() and "--force" not in sys.argv:
@@ -314,6 +317,100 @@ def version_5(out: Path) -> None:
             continue
         raise AssertionError(f"{_n} decodes")
     _write(out, "spec/LEARNED_MODEL.md, version 5 (model format 5)", name, d, valid, invalid)
+
+
+_WORDS = [
+    "build",
+    "fails",
+    "on",
+    "arm",
+    "login",
+    "slow",
+    "after",
+    "update",
+    "crash",
+    "when",
+    "saving",
+    "page",
+]
+
+
+def _ticket(rng: Any) -> dict[str, Any]:
+    """A tracker ticket: a 50-bit id, a key and the URL made from it, a date, a price, a title of
+    known words, and optional labels whose keys are data, assignee and free-text note."""
+    n = rng.randrange(1, 5000)
+    ticket: dict[str, Any] = {
+        "id": rng.randrange(1 << 50),
+        "key": f"T-{n}",
+        "url": f"https://tracker.example/T-{n}",
+        "opened": f"2026-11-{rng.randrange(1, 31):02d}T{rng.randrange(24):02d}:{rng.randrange(60):02d}:00Z",
+        "price": round(rng.uniform(1, 500), 2),
+        "title": " ".join(rng.choice(_WORDS) for _ in range(rng.randrange(1, 6))),
+    }
+    if rng.random() < 0.3:
+        keys = ["os", "arch", "team", "env", "app", "tier", "zone", "lang", "cpu", "ver"]
+        ticket["labels"] = {k: rng.choice(["a", "b", "prod"]) for k in rng.sample(keys, rng.randrange(1, 5))}
+    if rng.random() < 0.5:
+        ticket["assignee"] = rng.choice(["ana", "bo", "cy", None])
+    if rng.random() < 0.3:
+        ticket["note"] = "".join(rng.choice("abcdefghij klmnop") for _ in range(rng.randrange(5, 40)))
+    return ticket
+
+
+def version_6(out: Path) -> None:
+    import random
+
+    from zeroc import DecodeError
+    from zeroc.learned import Model
+    from zeroc.learned._nodes import Affix, Map, Object, Shape, Words, walk
+
+    name = "tickets-learned.zcd"
+    rng = random.Random(60)
+    d = zeroc.train([_ticket(rng) for _ in range(2000)], candidates=[("learned", 19)], size=4096)
+    assert d.model is not None
+    model = Model.from_bytes(d.model)
+    assert model.version == 6
+    nodes = list(walk(model.root))
+    for kind in (Affix, Map, Shape, Words):
+        assert any(isinstance(n, kind) for n in nodes), kind
+    assert any(isinstance(n, Object) and n.other is not None for n in nodes)
+    d.save(HERE / name)
+    (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
+    rng = random.Random(61)
+    on = next(t for t in (_ticket(rng) for _ in range(200)) if model._fast_encode(t) is not None)
+    off = next(t for t in (_ticket(rng) for _ in range(200)) if "note" in t)
+
+    valid: list[dict[str, Any]] = []
+    add = _adder(d, valid)
+    first = add("common-path", on)
+    add("common-path-bare", on, frame_id="bare")
+    add("common-path-checksum", on, checksum=True)
+    add("id-past-2^40-split-symbols", {**on, "id": (1 << 50) - 1})
+    side = add("off-path-side-stream", off)
+    add("side-stream-compressed", {**off, "note": "retry after the nightly build " * 12})
+    add("url-breaks-its-rule", {**on, "url": "https://elsewhere.example/x"})
+    add("labels-unseen-key", {**on, "labels": {"region": "eu"}})
+    long = add("long-title-many-bytes", {**on, "title": " ".join(_WORDS * 40)}, frame_id="bare")
+    assert len(long) > 200
+    invalid = [
+        ("padded-payload", first + b"\x00", "DecodeError"),
+        ("side-stream-payload-padded", side + b"\x00", "DecodeError"),
+        ("slot-past-the-total", first[:1] + b"\xff" * 9, "DecodeError"),
+        ("long-payload-cut-short", first[:1] + long[:-1], "DecodeError"),
+        (
+            "long-payload-byte-changed",
+            first[:1] + long[:100] + bytes([long[100] ^ 0x10]) + long[101:],
+            "DecodeError",
+        ),
+    ]
+    codec = zeroc.Codec(d)
+    for n, frame, _e in invalid:
+        try:
+            codec.decode(frame)
+        except DecodeError:
+            continue
+        raise AssertionError(f"{n} decodes")
+    _write(out, "spec/LEARNED_MODEL.md, version 6 (model format 6)", name, d, valid, invalid)
 
 
 if __name__ == "__main__":

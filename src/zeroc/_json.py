@@ -30,7 +30,7 @@ def dumps(value: Any) -> bytes:
     except TypeError as exc:  # orjson.JSONEncodeError is a TypeError
         return _exact_dumps(value, str(exc))
     # orjson writes NaN and Infinity as null; only a text with null can hide one.
-    if b"null" in out and _has_nonfinite(value):
+    if out.find(b"null") >= 0 and _has_nonfinite(value):  # (``in`` tries b"null" as an int first)
         return _exact_dumps(value, "non-finite float")
     return out
 

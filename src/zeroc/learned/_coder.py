@@ -1,4 +1,6 @@
-"""An exact arithmetic coder over Python integers, with a side stream for raw bytes.
+"""The learned codec's coders and side stream: model format 6's range coder (``RangeEncoder``,
+``RangeDecoder``, at the end of this module: spec/LEARNED_MODEL.md §1.2) and, for formats 1-5,
+an exact arithmetic coder over Python integers, described here.
 
 The coded interval is kept as exact fractions low/den .. (low+rng)/den; each symbol
 [start, start+freq) of ``total`` narrows it (three integer operations). The output names, in
@@ -310,5 +312,191 @@ def check(data: bytes, num: int, scale: int, x: int, R: int, den: int, arith: in
         low, rng = (num * den - x) // scale, R // scale
         n, k = shortest(low, rng, den, True)
         canonical = n == arith and (not n or int.from_bytes(data[:n], "big") == k)
+    if not canonical:
+        raise DecodeError("learned-model payload is not in canonical form (corrupt or wrong model)")
+
+
+# -- the range coder of model format 6 (spec/LEARNED_MODEL.md §1.2) -------------------------------
+TOP = 1 << 64
+BOTTOM = 1 << 56  # range is renormalized to at least this: r = range // total keeps >= 2^16 slots
+MASK = TOP - 1
+MAX_DIRECT = 1 << 40  # larger totals are uniform symbols, coded as two
+LOW32 = (1 << 32) - 1
+
+
+def split(start: int, freq: int, total: int) -> list[tuple[int, int, int]]:
+    """A symbol as the range coder codes it: as it is, or a uniform one past 2^40 as two."""
+    if total <= MAX_DIRECT:
+        return [(start, freq, total)]
+    if freq != 1:
+        raise ValueError(f"a symbol of total {total} (past 2^40) must be uniform")
+    h = (total - 1) >> 32
+    hi = start >> 32
+    return [(hi, 1, h + 1), (start & LOW32, 1, 1 << 32 if hi < h else ((total - 1) & LOW32) + 1)]
+
+
+def _carry(out: bytearray) -> None:
+    i = len(out) - 1
+    while out[i] == 0xFF:
+        out[i] = 0
+        i -= 1
+    out[i] += 1
+
+
+class RangeEncoder:
+    """Symbols in, payload out (format 6). The value's symbols are kept until ``finish``, which
+    codes the head (whose side-stream length it only then knows) and then them."""
+
+    __slots__ = ("count", "side", "symbols")
+
+    def __init__(self) -> None:
+        self.symbols: list[tuple[int, int, int]] = []
+        self.side: list[bytes] = []
+        self.count = 0  # symbols, and the common path's items
+
+    def put(self, start: int, freq: int, total: int) -> None:
+        if total > MAX_DIRECT:
+            self.symbols += split(start, freq, total)
+        else:
+            self.symbols.append((start, freq, total))
+
+    def spend(self, items: int) -> None:
+        """Array items and words on the common path, which count as symbols (§1.2)."""
+        self.count += items
+
+    def put_bytes(self, data: bytes) -> None:
+        self.side.append(data)
+
+    def finish(self, engine: Any = None) -> bytes:
+        side = b"".join(self.side)
+        head: list[tuple[int, int, int]] = [NO_SIDE]
+        if side:
+            mode = SIDE_RAW
+            if engine is not None:
+                method, packed = engine.compress(side)
+                if len(packed) < len(side):
+                    mode, side = method, packed
+            head = [(0, 1, FLAG_TOTAL), *(s for op in code_length(len(side)) for s in split(*op))]
+            head.append((mode, 1, SIDE_MODES))
+        low, rng, out = 0, TOP - 1, bytearray()
+        for start, freq, total in head + self.symbols:
+            r = rng // total
+            low += r * start
+            if low >= TOP:
+                low -= TOP
+                _carry(out)
+            rng = r * freq
+            while rng < BOTTOM:
+                out.append(low >> 56)
+                low = (low << 8) & MASK
+                rng <<= 8
+        for m in range(9):
+            u = 1 << (64 - 8 * m)
+            k = -(-low // u)
+            if ((k + 1) * u <= low + rng) if side else (k * u < low + rng):
+                break
+        if k >> (8 * m):
+            _carry(out)
+            k &= (1 << (8 * m)) - 1
+        payload = bytes(out) + k.to_bytes(m, "big") + side
+        count = self.count + len(head) + len(self.symbols)
+        if count > MAX_SYMBOLS + PER_BYTE * len(payload):
+            raise LimitExceeded(f"value needs {count} learned-model symbols, more than its payload may hold")
+        return payload
+
+
+class RangeDecoder:
+    """Decodes a format-6 payload's symbols in the order they were put, head first."""
+
+    __slots__ = ("arith", "budget", "buf", "data", "n", "pos", "rng", "side", "x")
+
+    def __init__(self, data: bytes, engine: Any = None, max_size: int = 64 * 1024 * 1024) -> None:
+        self.data = data
+        self.x = int.from_bytes(data[:8].ljust(8, b"\0"), "big")
+        self.rng, self.n = TOP - 1, 0
+        self.budget = MAX_SYMBOLS + PER_BYTE * len(data)
+        has_side = self.peek(FLAG_TOTAL) < 1
+        self.take(0, 1, FLAG_TOTAL) if has_side else self.take(*NO_SIDE)
+        size, mode = 0, SIDE_RAW
+        if has_side:
+            width = self.uniform(64)
+            size = width if width < 2 else (1 << (width - 1)) + self.uniform(1 << (width - 1))
+            mode = self.uniform(SIDE_MODES)
+        if size > len(data):
+            raise DecodeError("side stream is longer than the payload")
+        self.side = size > 0
+        self.arith = len(data) - size
+        self.buf, self.pos = data[self.arith :], 0
+        if mode != SIDE_RAW:
+            if engine is None:
+                raise DecodeError("side stream is compressed and this model has no dictionary")
+            self.buf = engine.decompress(Method(mode), self.buf, max_size)
+            if len(self.buf) <= size:
+                raise DecodeError("compressed side stream is not smaller than its content")
+
+    def peek(self, total: int) -> int:
+        s: int = self.x // (self.rng // total)
+        if s >= total:
+            raise DecodeError("learned-model payload is not one this model writes (a slot past the total)")
+        return s
+
+    def take(self, start: int, freq: int, total: int) -> None:
+        self.budget -= 1
+        if self.budget < 0:
+            raise DecodeError("learned-model payload asks for more symbols than it can hold")
+        r = self.rng // total
+        self.x -= r * start
+        self.rng = r * freq
+        while self.rng < BOTTOM:
+            at = 8 + self.n
+            self.x = (self.x << 8) | (self.data[at] if at < len(self.data) else 0)
+            self.rng <<= 8
+            self.n += 1
+
+    def uniform(self, n: int) -> int:
+        if n <= MAX_DIRECT:
+            v = self.peek(n)
+            self.take(v, 1, n)
+            return v
+        (_, _, t1), _ = split(0, 1, n)
+        hi = self.uniform(t1)
+        h = (n - 1) >> 32
+        lo = self.uniform(1 << 32 if hi < h else ((n - 1) & LOW32) + 1)
+        return (hi << 32) | lo
+
+    def spend(self, items: int) -> None:
+        self.budget -= items
+        if self.budget < 0:
+            raise DecodeError("learned-model payload asks for more items than it can hold")
+
+    def take_bytes(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.buf):
+            raise DecodeError("escaped bytes run past the side stream")
+        out = self.buf[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def finish(self) -> None:
+        if self.pos != len(self.buf):
+            raise DecodeError("learned-model payload has unread escaped bytes")
+        range_check(self.data, self.arith, self.n, self.x, self.rng, self.side)
+
+
+def range_check(data: bytes, a: int, n: int, x: int, rng: int, contained: bool) -> None:
+    """Reject a format-6 payload whose first ``a`` bytes are not the ones an encoder writes for
+    the final interval (place ``x`` in the window after ``n`` bytes, width ``rng``)."""
+    m = a - n
+    canonical = 0 <= m <= 8
+    if canonical:
+        p = int.from_bytes(data[n:a].ljust(8, b"\0"), "big")
+        xp = x - (int.from_bytes(data[n : n + 8].ljust(8, b"\0"), "big") - p)
+        u = 1 << (64 - 8 * m)
+        canonical = 0 <= xp < u and ((xp + u <= rng) if contained else (xp < rng))
+        for mm in range(m if canonical else 0):
+            uu = 1 << (64 - 8 * mm)
+            y = xp + (-p & (uu - 1))
+            if (y + uu <= rng) if contained else (y < rng):
+                canonical = False
+                break
     if not canonical:
         raise DecodeError("learned-model payload is not in canonical form (corrupt or wrong model)")

@@ -31,11 +31,12 @@ from zeroc.learned._nodes import (
     as_key,
 )
 
-# The model document's format (5: format 4's nodes, coded in blocks); formats 1 (no sure nodes,
-# table rules code a symbol even without an entry for the source), 2 (no magnitude or shape
-# nodes, no numeric affixes), 3 (no maps, objects escape to JSON text only) and 4 (no blocks: at
-# most 4,096 symbols a message) are read too.
-FORMAT = 5
+# The model document's format (6: format 4's nodes, coded with the range coder, totals at most
+# 2^40); formats 1 (no sure nodes, table rules code a symbol even without an entry for the
+# source), 2 (no magnitude or shape nodes, no numeric affixes), 3 (no maps, objects escape to
+# JSON text only), 4 (the exact coder, at most 4,096 symbols a message) and 5 (the exact coder
+# in blocks) are read too.
+FORMAT = 6
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64
@@ -84,7 +85,10 @@ class Reader:
         return v
 
     def counts(self, d: dict[str, Any]) -> tuple[int, int]:
-        return self.integer(d, "esc", 1, MAX_TOTAL), self.integer(d, "hits", 1, MAX_TOTAL)
+        esc, hits = self.integer(d, "esc", 1, MAX_TOTAL), self.integer(d, "hits", 1, MAX_TOTAL)
+        if self.version >= 6 and esc + hits > MAX_TOTAL:  # the range coder's totals
+            raise self.fail(f"{d.get('kind')}: esc + hits must be at most {MAX_TOTAL}")
+        return esc, hits
 
     def pairs(self, d: dict[str, Any]) -> list[tuple[Any, Any]]:
         table = d.get("table")

@@ -11,18 +11,20 @@ import zstandard as zstd
 from zeroc import _json
 from zeroc._errors import DecodeError, InvalidDictionary, TrainingError
 from zeroc.learned import _generate, _walk
-from zeroc.learned._coder import NO_SIDE, Decoder, Encoder
+from zeroc.learned._coder import NO_SIDE, Decoder, Encoder, RangeDecoder, RangeEncoder
 from zeroc.learned._format import FORMAT, MAX_ENTRIES, MAX_LOOPS, MAX_MODEL_BYTES, MAX_TOTAL, Reader
 from zeroc.learned._generate import generate
 from zeroc.learned._learner import Learner, text_pricer
 from zeroc.learned._nodes import (
     OFF,
     Array,
+    IntRange,
     Magnitude,
     Map,
     Meter,
     Node,
     Object,
+    Off,
     Rule,
     Shape,
     entries,
@@ -42,7 +44,9 @@ class Model:
     The first symbol says whether the message is on the model's common path (``_generate``);
     ``common`` of ``samples`` training messages were, which sets that symbol's probability.
     ``side`` (a zstd engine with the trained dictionary) compresses the side stream. ``version``
-    is the model format it was written in, which says how it codes (format 5: in blocks).
+    is the model format it was written in, which says how it codes (format 6: the range coder,
+    the common path walked by the nodes; format 5: the exact coder in blocks; formats 1-5: the
+    common path as generated code).
     """
 
     def __init__(
@@ -50,11 +54,25 @@ class Model:
     ) -> None:
         self.root, self.common, self.samples, self.side = root, common, samples, side
         self.version = version
-        self.blocks = version >= 5
+        self.blocks = version == 5
         self.seen = self.bits = self.misses = 0  # drift figures, kept by Codec and encode
         self.flag_total = samples + 2
         self.on = (0, common + 1, self.flag_total)
         self.off = (common + 1, samples - common + 1, self.flag_total)
+        # The nodes walked in C, where the extension is built (formats 5 and 6).
+        native = version >= 6 or (
+            version == 5 and not any(type(n) is IntRange and n.span >= 1 << 64 for n in walk(root))
+        )
+        native = native and _generate.NATIVE
+        self._walk = _walk.Walk(root, (self.on, self.off), side, version) if native else None
+        if version >= 6:
+            self._fast_encode: Callable[[Any], bytes | None] = (
+                self._common_encode if self._walk is None else self._walk.encode_common
+            )
+            self._fast_decode: Callable[[bytes], Any] = (
+                self._decode_range if self._walk is None else self._walk.decode
+            )
+            return
         # The fast path's head (no side stream, then the flag) folded into its starting interval.
         head = Encoder()
         head.put(*NO_SIDE)
@@ -62,9 +80,12 @@ class Model:
         self._fast_encode, self._fast_decode = generate(
             root, (head.low, head.rng, head.den), self.flag_total, common, blocks=self.blocks
         )
-        # The general rules in C, where the extension is built (format 5: its block coder).
-        native = self.blocks and _generate.NATIVE
-        self._walk = _walk.Walk(root, self.off, self.flag_total, common, side) if native else None
+
+    def use_side(self, side: Any) -> None:
+        """Compress side streams with ``side`` from now on (its ``decompress`` reads them)."""
+        self.side = side
+        if self._walk is not None:
+            self._walk.side = side
 
     @classmethod
     def learn(
@@ -94,13 +115,42 @@ class Model:
         self.misses += 1
         if self._walk is not None:
             return self._walk.encode(value)
+        if self.version >= 6:
+            renc = RangeEncoder()
+            renc.put(*self.off)
+            self.root.encode(value, renc)  # type: ignore[arg-type] # the coder's methods
+            return renc.finish(self.side)
         enc = Encoder(self.blocks)
         enc.put(*self.off)
         self.root.encode(value, enc)
         return enc.finish(self.side)
 
+    def _common_encode(self, value: Any) -> bytes | None:
+        """Format 6: the payload of a value on the common path, or None off it."""
+        enc = RangeEncoder()
+        enc.put(*self.on)
+        try:
+            self.root.encode_common(value, enc)
+        except Off:
+            return None
+        return enc.finish(self.side)
+
+    def _decode_range(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
+        """Format 6: the flag, then the common path or the general rules, then the check."""
+        dec = RangeDecoder(data, self.side, max_size)
+        if dec.peek(self.flag_total) <= self.common:
+            dec.take(*self.on)
+            value = self.root.decode_common(dec)
+        else:
+            dec.take(*self.off)
+            value = self.root.decode(dec)  # type: ignore[arg-type] # the coder's methods
+        dec.finish()
+        return value
+
     def decode(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
         try:
+            if self.version >= 6:
+                return (self._decode_range if self._walk is None else self._walk.decode)(data, max_size)
             value = self._fast_decode(data)  # the common case: no side stream, common path
             if value is not OFF:
                 return value
@@ -140,8 +190,8 @@ class Model:
     def _written(self) -> int:
         """Format 5 for a model that codes in blocks; a model read from an older format keeps
         the lowest of formats 1-4 that has every node, as the writers of those formats did."""
-        if self.blocks:
-            return FORMAT
+        if self.version >= 5:
+            return self.version
         nodes = list(walk(self.root))
         modern = any(getattr(n, "sure", False) or (isinstance(n, Rule) and not n.legacy) for n in nodes)
         latest = any(
@@ -168,12 +218,12 @@ class Model:
             doc = _json.loads(text)
         except (ValueError, RecursionError, UnicodeDecodeError) as exc:
             raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
-        if type(doc) is not dict or doc.get("format") not in (1, 2, 3, 4, FORMAT):
+        if type(doc) is not dict or doc.get("format") not in (1, 2, 3, 4, 5, FORMAT):
             raise InvalidDictionary(
                 f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
             )
         samples, common = doc.get("samples"), doc.get("common")
-        if type(samples) is not int or type(common) is not int or not 0 <= common <= samples <= MAX_TOTAL:
+        if type(samples) is not int or type(common) is not int or not 0 <= common <= samples <= MAX_TOTAL - 2:
             raise InvalidDictionary("learned model: common/samples must be integers 0 <= common <= samples")
         try:
             root = Reader(doc["format"]).node(doc.get("root"), 0)

@@ -759,8 +759,9 @@ off:
  * are the Python walk's; tests hold the two to it. Rare steps (a block ending, the final
  * canonical check) call back into _coder.py. */
 
-static PyObject *H_dumps, *H_loads, *H_as_key, *H_copy, *H_number, *H_block, *H_side, *H_DecodeError;
-static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *ZERO;
+static PyObject *H_fastloads, *H_dumps, *H_loads, *H_as_key, *H_copy, *H_number, *H_block, *H_side, *H_DecodeError, *H_Off, *H_Limit;
+static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *S_encode_common, *S_decode_common,
+    *S_encode_common_in, *S_decode_common_in, *S_compress, *ZERO;
 
 #define BLOCK_BITS 2048
 #define BLOCK_BYTES 288
@@ -769,6 +770,9 @@ static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *ZERO;
 #define FLAG_TOTAL 65536
 #define MAX_LENGTH 1000000
 #define MAX_WORDS 10000
+#define RANGE_BOTTOM ((limb)1 << 56)
+#define RANGE_DIRECT ((limb)1 << 40)
+#define SIDE_MODES 3
 
 enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP };
 
@@ -784,6 +788,7 @@ typedef struct {
     PyObject *by_str, *by_int, *by_key;  /* categorical: value -> entry (as_key's classes) */
     Table *table;
     int mutable_;
+    int leaves;               /* categorical: an unseen value leaves the common path */
     long long lo;             /* int_range */
     limb span;
     int scale;                /* decimal */
@@ -825,12 +830,15 @@ static int block_over(const Big *den, const Big *rng, int *over) {
 
 typedef struct {
     PyObject_HEAD
+    int range;         /* format 6: the range coder (symbols kept until finish), else format 5 */
     Big low, rng, den, flow, frng, fden;
     int has_first;
     PyObject *done;    /* list: the written blocks after the first */
     Py_ssize_t count;
     char *side;
     Py_ssize_t side_n, side_cap;
+    limb *syms;        /* range: the value's symbols, three limbs each */
+    Py_ssize_t nsym, capsym, items;
 } WEnc;
 
 static void wenc_dealloc(WEnc *e) {
@@ -838,13 +846,16 @@ static void wenc_dealloc(WEnc *e) {
     big_free(&e->flow); big_free(&e->frng); big_free(&e->fden);
     Py_XDECREF(e->done);
     PyMem_Free(e->side);
+    PyMem_Free(e->syms);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
 static PyObject *wenc_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-    if (!PyArg_ParseTuple(args, "")) return NULL;
+    int range = 0;
+    if (!PyArg_ParseTuple(args, "|p", &range)) return NULL;
     WEnc *e = (WEnc *)type->tp_alloc(type, 0);
     if (e == NULL) return NULL;
+    e->range = range;
     big_init(&e->low); big_init(&e->rng); big_init(&e->den);
     big_init(&e->flow); big_init(&e->frng); big_init(&e->fden);
     big_set_u64(&e->rng, 1);
@@ -874,7 +885,52 @@ static int wenc_end_block(WEnc *e) {
     return 0;
 }
 
+static int rsym(WEnc *e, limb st, limb fr, limb T) {
+    if (e->nsym == e->capsym) {
+        Py_ssize_t cap = 2 * e->capsym + 64;
+        limb *b = PyMem_Realloc(e->syms, (size_t)cap * 3 * sizeof(limb));
+        if (b == NULL) { PyErr_NoMemory(); return -1; }
+        e->syms = b;
+        e->capsym = cap;
+    }
+    limb *at = e->syms + 3 * e->nsym++;
+    at[0] = st; at[1] = fr; at[2] = T;
+    return 0;
+}
+
+/* uniform(n) past 2^40 for the range coder, as two symbols (spec §1.2); tm1 = n - 1, so that
+ * n may be 2^64. */
+static int rput_wide(WEnc *e, limb v, limb tm1) {
+    limb h = tm1 >> 32, hi = v >> 32;
+    if (rsym(e, hi, 1, h + 1) < 0) return -1;
+    return rsym(e, v & 0xFFFFFFFFu, 1, hi < h ? (limb)1 << 32 : (tm1 & 0xFFFFFFFFu) + 1);
+}
+
+/* A symbol for the range coder: as it is, or past 2^40 (uniform) as two. */
+static int rput(WEnc *e, limb st, limb fr, limb T) {
+    if (T <= RANGE_DIRECT) return rsym(e, st, fr, T);
+    if (fr != 1) { PyErr_SetString(PyExc_ValueError, "a symbol past 2^40 must be uniform"); return -1; }
+    return rput_wide(e, st, T - 1);
+}
+
+/* A total from Python as total - 1, for totals 1..2^64. */
+static int total_arg(PyObject *o, limb *tm1) {
+    if (!PyLong_Check(o)) { PyErr_SetString(PyExc_TypeError, "total must be an int"); return -1; }
+    PyObject *one = PyLong_FromLong(1);
+    PyObject *m = one ? PyNumber_Subtract(o, one) : NULL;
+    Py_XDECREF(one);
+    if (m == NULL) return -1;
+    *tm1 = PyLong_AsUnsignedLongLong(m);
+    Py_DECREF(m);
+    if (*tm1 == (limb)-1 && PyErr_Occurred()) {
+        PyErr_SetString(PyExc_ValueError, "a total must be 1..2^64");
+        return -1;
+    }
+    return 0;
+}
+
 static inline int wput(WEnc *e, limb st, limb fr, limb T) {
+    if (e->range) return rput(e, st, fr, T);
     e->count++;
     if (big_mul(&e->low, T) < 0 || big_addmul(&e->low, &e->rng, st) < 0) return -1;
     if (big_mul(&e->rng, fr) < 0 || big_mul(&e->den, T) < 0) return -1;
@@ -898,7 +954,22 @@ static int wbytes(WEnc *e, const char *p, Py_ssize_t n) {
 
 static PyObject *wenc_put_py(WEnc *e, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "put(start, freq, total)"); return NULL; }
-    limb st, fr, T;
+    limb st, fr, T, tm1;
+    if (e->range) {  /* totals up to 2^64 (uniform symbols past 2^40) */
+        if (u64_arg(args[0], &st, "start") < 0 || u64_arg(args[1], &fr, "freq") < 0 || total_arg(args[2], &tm1) < 0)
+            return NULL;
+        if (fr == 0 || st > tm1 || fr - 1 > tm1 - st) {
+            PyErr_SetString(PyExc_ValueError, "put() needs 0 <= start < start + freq <= total");
+            return NULL;
+        }
+        if (tm1 >= RANGE_DIRECT) {
+            if (fr != 1) { PyErr_SetString(PyExc_ValueError, "a symbol past 2^40 must be uniform"); return NULL; }
+            if (rput_wide(e, st, tm1) < 0) return NULL;
+        } else if (rsym(e, st, fr, tm1 + 1) < 0) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
     if (u64_arg(args[0], &st, "start") < 0 || u64_arg(args[1], &fr, "freq") < 0 || u64_arg(args[2], &T, "total") < 0)
         return NULL;
     if (fr == 0 || st >= T || fr > T - st) {
@@ -917,6 +988,131 @@ static PyObject *wenc_put_bytes(WEnc *e, PyObject *arg) {
 
 /* parts(): (first block's (low, rng, den) or None, later blocks written, low, rng, den, side,
  * symbols), what zeroc.learned._coder.finish takes. */
+static PyObject *wenc_spend(WEnc *e, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    e->items += n;
+    Py_RETURN_NONE;
+}
+
+/* The range coder over out (grown as needed): one symbol. */
+typedef struct { unsigned char *b; Py_ssize_t n, cap; limb low, rng; } RangeOut;
+
+static int rout_byte(RangeOut *o, unsigned char c) {
+    if (o->n == o->cap) {
+        Py_ssize_t cap = 2 * o->cap + 64;
+        unsigned char *b = PyMem_Realloc(o->b, (size_t)cap);
+        if (b == NULL) { PyErr_NoMemory(); return -1; }
+        o->b = b;
+        o->cap = cap;
+    }
+    o->b[o->n++] = c;
+    return 0;
+}
+
+static void rout_carry(RangeOut *o) {
+    Py_ssize_t i = o->n - 1;
+    while (i >= 0 && o->b[i] == 0xFF) o->b[i--] = 0;
+    if (i >= 0) o->b[i]++;
+}
+
+static int rout_put(RangeOut *o, limb st, limb fr, limb T) {
+    limb r = o->rng / T;
+    u128 low = (u128)o->low + (u128)r * st;
+    if (low >> 64) rout_carry(o);
+    o->low = (limb)low;
+    o->rng = r * fr;
+    while (o->rng < RANGE_BOTTOM) {
+        if (rout_byte(o, (unsigned char)(o->low >> 56)) < 0) return -1;
+        o->low <<= 8;
+        o->rng <<= 8;
+    }
+    return 0;
+}
+
+static int rout_uni(RangeOut *o, limb v, limb n) {  /* uniform(n), split past 2^40 */
+    if (n <= RANGE_DIRECT) return rout_put(o, v, 1, n);
+    limb h = (n - 1) >> 32, hi = v >> 32;
+    if (rout_put(o, hi, 1, h + 1) < 0) return -1;
+    return rout_put(o, v & 0xFFFFFFFFu, 1, hi < h ? (limb)1 << 32 : ((n - 1) & 0xFFFFFFFFu) + 1);
+}
+
+/* finish(engine): the format-6 payload (spec §1.2): the head, the value's symbols, the
+ * termination, the side stream (compressed by engine.compress when that is smaller). */
+static PyObject *wenc_finish(WEnc *e, PyObject *engine) {
+    if (!e->range) { PyErr_SetString(PyExc_TypeError, "finish() is the range coder's"); return NULL; }
+    RangeOut o = {NULL, 0, 0, 0, UINT64_MAX};
+    PyObject *side = NULL, *out = NULL;
+    limb mode = 0;
+    Py_ssize_t heads = 1;
+    if (e->side_n) {
+        side = PyBytes_FromStringAndSize(e->side, e->side_n);
+        if (side == NULL) goto done;
+        if (engine != Py_None) {
+            PyObject *res = PyObject_CallMethodOneArg(engine, S_compress, side);
+            if (res == NULL) goto done;
+            if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(res, 1))) {
+                Py_DECREF(res);
+                PyErr_SetString(PyExc_TypeError, "engine.compress() must give (method, bytes)");
+                goto done;
+            }
+            PyObject *packed = PyTuple_GET_ITEM(res, 1);
+            if (PyBytes_GET_SIZE(packed) < e->side_n) {
+                mode = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(res, 0));
+                if (PyErr_Occurred() || mode >= SIDE_MODES) {
+                    Py_DECREF(res);
+                    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "side stream mode");
+                    goto done;
+                }
+                Py_INCREF(packed);
+                Py_SETREF(side, packed);
+            }
+            Py_DECREF(res);
+        }
+        limb L = (limb)PyBytes_GET_SIZE(side);
+        int width = 64 - __builtin_clzll(L);
+        if (rout_put(&o, 0, 1, FLAG_TOTAL) < 0 || rout_put(&o, (limb)width, 1, 64) < 0) goto done;
+        heads = 3;
+        if (width > 1) {
+            if (rout_uni(&o, L - ((limb)1 << (width - 1)), (limb)1 << (width - 1)) < 0) goto done;
+            heads += (((limb)1 << (width - 1)) > RANGE_DIRECT) ? 2 : 1;
+        }
+        if (rout_put(&o, mode, 1, SIDE_MODES) < 0) goto done;
+    } else if (rout_put(&o, 1, FLAG_TOTAL - 1, FLAG_TOTAL) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < e->nsym; i++)
+        if (rout_put(&o, e->syms[3 * i], e->syms[3 * i + 1], e->syms[3 * i + 2]) < 0) goto done;
+    int contained = side != NULL;
+    int m;
+    u128 k = 0, end = (u128)o.low + o.rng;
+    for (m = 0; m <= 8; m++) {
+        u128 u = (u128)1 << (64 - 8 * m);
+        k = ((u128)o.low + u - 1) / u;
+        if (contained ? (k + 1) * u <= end : k * u < end) break;
+    }
+    if (m < 8 ? (k >> (8 * m)) != 0 : 0) {
+        rout_carry(&o);
+        k &= ((u128)1 << (8 * m)) - 1;
+    }
+    for (int j = m - 1; j >= 0; j--)
+        if (rout_byte(&o, (unsigned char)(k >> (8 * j))) < 0) goto done;
+    Py_ssize_t total = o.n + (side ? PyBytes_GET_SIZE(side) : 0);
+    Py_ssize_t count = e->items + heads + e->nsym;
+    if (count > MAX_SYMBOLS + PER_BYTE * total) {
+        PyErr_Format(H_Limit, "value needs %zd learned-model symbols, more than its payload may hold", count);
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, total);
+    if (out == NULL) goto done;
+    memcpy(PyBytes_AS_STRING(out), o.b, (size_t)o.n);
+    if (side) memcpy(PyBytes_AS_STRING(out) + o.n, PyBytes_AS_STRING(side), (size_t)PyBytes_GET_SIZE(side));
+done:
+    PyMem_Free(o.b);
+    Py_XDECREF(side);
+    return out;
+}
+
 static PyObject *wenc_parts(WEnc *e, PyObject *unused) {
     PyObject *first;
     if (e->has_first) {
@@ -934,6 +1130,8 @@ static PyMethodDef wenc_methods[] = {
     {"put", (PyCFunction)(void (*)(void))wenc_put_py, METH_FASTCALL, "Code the symbol [start, start + freq) of total."},
     {"put_bytes", (PyCFunction)wenc_put_bytes, METH_O, "Raw bytes to the side stream."},
     {"parts", (PyCFunction)wenc_parts, METH_NOARGS, "What _coder.finish takes."},
+    {"spend", (PyCFunction)wenc_spend, METH_O, "Items on the common path, counted as symbols."},
+    {"finish", (PyCFunction)wenc_finish, METH_O, "The format-6 payload."},
     {NULL},
 };
 
@@ -952,10 +1150,14 @@ static PyTypeObject WEncType = {
 
 typedef struct {
     PyObject_HEAD
+    int range;         /* format 6: the range coder, else format 5's block coder */
     Big x, R, den, num, bden, brng;
     PyObject *data, *buf;
     Py_ssize_t len, arith, start, nbytes, budget, pos;
     int blocks;
+    limb rx, rrng, rr; /* range: the place above low, the range, the last slot's width */
+    Py_ssize_t rn;     /* range: bytes shifted in past the first 8 */
+    int contained;     /* range: side bytes follow the arithmetic part */
 } WDec;
 
 static void wdec_dealloc(WDec *d) {
@@ -979,8 +1181,21 @@ static int wdec_load(WDec *d, Py_ssize_t start, Py_ssize_t end) {
     return 0;
 }
 
+static inline unsigned char rbyte(WDec *d, Py_ssize_t at) {
+    return at < d->len ? (unsigned char)PyBytes_AS_STRING(d->data)[at] : 0;
+}
+
 /* The slot of the next symbol of total T; x becomes x*T - slot*R (the caller then takes). */
 static inline int wslot(WDec *d, limb T, limb *s) {
+    if (d->range) {
+        d->rr = d->rrng / T;
+        *s = d->rx / d->rr;
+        if (*s >= T) {
+            derr("learned-model payload is not one this model writes (a slot past the total)");
+            return -1;
+        }
+        return 0;
+    }
     if (big_mul(&d->x, T) < 0 || big_reserve(&d->x, d->R.n + 1) < 0) return -1;
     *s = big_divmod(&d->x, &d->R);
     return 0;
@@ -1009,6 +1224,16 @@ static inline int wtake(WDec *d, limb s, limb st, limb fr, limb T) {
         derr("learned-model payload asks for more symbols than it can hold");
         return -1;
     }
+    if (d->range) {
+        d->rx -= d->rr * st;
+        d->rrng = d->rr * fr;
+        while (d->rrng < RANGE_BOTTOM) {
+            d->rx = (d->rx << 8) | rbyte(d, 8 + d->rn);
+            d->rrng <<= 8;
+            d->rn++;
+        }
+        return 0;
+    }
     if (big_addmul(&d->x, &d->R, s - st) < 0 || big_mul(&d->R, fr) < 0 || big_mul(&d->den, T) < 0) return -1;
     if (d->blocks) {
         if (big_mul(&d->bden, T) < 0 || big_mul(&d->brng, fr) < 0) return -1;
@@ -1019,15 +1244,37 @@ static inline int wtake(WDec *d, limb s, limb st, limb fr, limb T) {
     return 0;
 }
 
+/* uniform(tm1 + 1) past 2^40 on the range coder: split, as the encoder did (spec §1.2). */
+static int wuni_wide(WDec *d, limb tm1, limb *v) {
+    limb h = tm1 >> 32, hi, lo;
+    if (wslot(d, h + 1, &hi) < 0 || wtake(d, hi, hi, 1, h + 1) < 0) return -1;
+    limb t = hi < h ? (limb)1 << 32 : (tm1 & 0xFFFFFFFFu) + 1;
+    if (wslot(d, t, &lo) < 0 || wtake(d, lo, lo, 1, t) < 0) return -1;
+    *v = (hi << 32) | lo;
+    return 0;
+}
+
 static inline int wuni(WDec *d, limb n, limb *v) {
+    if (d->range && n > RANGE_DIRECT) return wuni_wide(d, n - 1, v);
     if (wslot(d, n, v) < 0) return -1;
     return wtake(d, *v, *v, 1, n);
+}
+
+/* Items on the common path, counted against the payload's bound (spec §1.2). */
+static int wspend(WDec *d, Py_ssize_t n) {
+    d->budget -= n;
+    if (n < 0 || d->budget < 0) {
+        derr("learned-model payload asks for more items than it can hold");
+        return -1;
+    }
+    return 0;
 }
 
 /* WalkDecoder(data, engine, max_size): the head read (Decoder.__init__ with blocks). */
 static PyObject *wdec_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *data, *engine, *max_size;
-    if (!PyArg_ParseTuple(args, "O!OO", &PyBytes_Type, &data, &engine, &max_size)) return NULL;
+    int range = 0;
+    if (!PyArg_ParseTuple(args, "O!OO|p", &PyBytes_Type, &data, &engine, &max_size, &range)) return NULL;
     WDec *d = (WDec *)type->tp_alloc(type, 0);
     if (d == NULL) return NULL;
     big_init(&d->x); big_init(&d->R); big_init(&d->den); big_init(&d->num);
@@ -1036,8 +1283,16 @@ static PyObject *wdec_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     d->data = data;
     d->len = d->arith = PyBytes_GET_SIZE(data);
     d->blocks = 0;
-    if (wdec_load(d, 0, d->len < BLOCK_BYTES ? d->len : BLOCK_BYTES) < 0) goto fail;
-    d->budget = MAX_SYMBOLS + 8 + PER_BYTE * d->len;
+    d->range = range;
+    if (range) {
+        d->rx = 0;
+        for (int j = 0; j < 8; j++) d->rx = (d->rx << 8) | rbyte(d, j);
+        d->rrng = UINT64_MAX;
+        d->budget = MAX_SYMBOLS + PER_BYTE * d->len;
+    } else {
+        if (wdec_load(d, 0, d->len < BLOCK_BYTES ? d->len : BLOCK_BYTES) < 0) goto fail;
+        d->budget = MAX_SYMBOLS + 8 + PER_BYTE * d->len;
+    }
     limb s, size = 0, mode = 0;
     if (wslot(d, FLAG_TOTAL, &s) < 0) goto fail;
     if (s < 1) {
@@ -1055,7 +1310,8 @@ static PyObject *wdec_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     }
     if (size > (limb)d->len) { derr("side stream is longer than the payload"); goto fail; }
     d->arith = d->len - (Py_ssize_t)size;
-    d->blocks = 1;
+    d->contained = size > 0;
+    d->blocks = !range;
     big_set_u64(&d->bden, 1);
     big_set_u64(&d->brng, 1);
     d->buf = PyBytes_FromStringAndSize(PyBytes_AS_STRING(data) + d->arith, (Py_ssize_t)size);
@@ -1078,6 +1334,12 @@ static PyObject *wdec_peek(WDec *d, PyObject *arg) {
     limb T;
     if (u64_arg(arg, &T, "total") < 0) return NULL;
     if (T == 0) { PyErr_SetString(PyExc_ValueError, "peek() needs total > 0"); return NULL; }
+    if (d->range) {
+        if (T > RANGE_DIRECT) { PyErr_SetString(PyExc_ValueError, "peek() of a total past 2^40"); return NULL; }
+        limb sl = d->rx / (d->rrng / T);
+        if (sl >= T) return derr("learned-model payload is not one this model writes (a slot past the total)");
+        return PyLong_FromUnsignedLongLong(sl);
+    }
     Big t;
     big_init(&t);
     if (big_copy(&t, &d->x) < 0 || big_mul(&t, T) < 0 || big_reserve(&t, d->R.n + 1) < 0) { big_free(&t); return NULL; }
@@ -1095,6 +1357,12 @@ static PyObject *wdec_take_py(WDec *d, PyObject *const *args, Py_ssize_t nargs) 
         PyErr_SetString(PyExc_ValueError, "take() needs 0 <= start < start + freq <= total");
         return NULL;
     }
+    if (d->range && T > RANGE_DIRECT) {
+        if (fr != 1) { PyErr_SetString(PyExc_ValueError, "take() of a total past 2^40"); return NULL; }
+        if (wuni(d, T, &s) < 0) return NULL;
+        if (s != st) { PyErr_SetString(PyExc_ValueError, "take() of a symbol the payload does not hold"); return NULL; }
+        Py_RETURN_NONE;
+    }
     if (wslot(d, T, &s) < 0) return NULL;
     if (s < st || s - st >= fr) {  /* not the symbol the slot names: undo nothing, refuse */
         PyErr_SetString(PyExc_ValueError, "take() of a symbol the payload does not hold");
@@ -1106,6 +1374,12 @@ static PyObject *wdec_take_py(WDec *d, PyObject *const *args, Py_ssize_t nargs) 
 
 static PyObject *wdec_uniform(WDec *d, PyObject *arg) {
     limb n, v;
+    if (d->range) {  /* n up to 2^64 */
+        limb tm1;
+        if (total_arg(arg, &tm1) < 0) return NULL;
+        if (tm1 >= RANGE_DIRECT ? wuni_wide(d, tm1, &v) < 0 : wuni(d, tm1 + 1, &v) < 0) return NULL;
+        return PyLong_FromUnsignedLongLong(v);
+    }
     if (u64_arg(arg, &n, "n") < 0) return NULL;
     if (n == 0) { PyErr_SetString(PyExc_ValueError, "uniform() needs n > 0"); return NULL; }
     if (wuni(d, n, &v) < 0) return NULL;
@@ -1125,6 +1399,42 @@ static PyObject *wdec_take_bytes(WDec *d, PyObject *arg) {
     return wtake_bytes(d, n);
 }
 
+static PyObject *wdec_spend(WDec *d, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (wspend(d, n) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The payload's bytes at [a, b) as the top of a 64-bit window (zero past the end). */
+static limb window(WDec *d, Py_ssize_t a, Py_ssize_t b) {
+    limb w = 0;
+    for (Py_ssize_t j = 0; j < 8; j++) w = (w << 8) | (a + j < b ? rbyte(d, a + j) : 0);
+    return w;
+}
+
+/* finish(): format 6's final checks (spec §1.2): the side stream read to its end, and the
+ * arithmetic part exactly what an encoder writes for the final interval. */
+static PyObject *wdec_finish(WDec *d, PyObject *unused) {
+    if (!d->range) { PyErr_SetString(PyExc_TypeError, "finish() is the range coder's"); return NULL; }
+    if (d->pos != PyBytes_GET_SIZE(d->buf)) return derr("learned-model payload has unread escaped bytes");
+    Py_ssize_t n = d->rn, m = d->arith - n;
+    int ok = 0 <= m && m <= 8;
+    if (ok) {
+        limb p = window(d, n, d->arith), code = window(d, n, n + 8);
+        __int128 xp = (__int128)d->rx - (__int128)(code - p);
+        u128 u = (u128)1 << (64 - 8 * m), rng = d->rrng;
+        ok = xp >= 0 && (u128)xp < u && (d->contained ? (u128)xp + u <= rng : (u128)xp < rng);
+        for (Py_ssize_t mm = 0; ok && mm < m; mm++) {
+            u128 uu = (u128)1 << (64 - 8 * mm);
+            u128 y = (u128)xp + (((u128)0 - p) & (uu - 1));
+            if (d->contained ? y + uu <= rng : y < rng) ok = 0;
+        }
+    }
+    if (!ok) return derr("learned-model payload is not in canonical form (corrupt or wrong model)");
+    Py_RETURN_NONE;
+}
+
 /* state(): what zeroc.learned._walk.finish checks (Decoder.finish). */
 static PyObject *wdec_state(WDec *d, PyObject *unused) {
     return Py_BuildValue("(OnnnnNNNNn)", d->data, d->start, d->arith, d->pos, PyBytes_GET_SIZE(d->buf),
@@ -1138,6 +1448,8 @@ static PyMethodDef wdec_methods[] = {
     {"uniform", (PyCFunction)wdec_uniform, METH_O, "The next uniform symbol in [0, n)."},
     {"take_bytes", (PyCFunction)wdec_take_bytes, METH_O, "The next n bytes of the side stream."},
     {"state", (PyCFunction)wdec_state, METH_NOARGS, "What the final check reads."},
+    {"spend", (PyCFunction)wdec_spend, METH_O, "Items on the common path, counted as symbols."},
+    {"finish", (PyCFunction)wdec_finish, METH_NOARGS, "Format 6's final checks."},
     {NULL},
 };
 
@@ -1220,7 +1532,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         Py_ssize_t ne = PyTuple_GET_SIZE(extra);
         switch (kind) {
         case K_CAT:
-            if (ne != 5 || Py_TYPE(PyTuple_GET_ITEM(extra, 3)) != &TableType || w->other < 0) goto bad;
+            if (ne != 6 || Py_TYPE(PyTuple_GET_ITEM(extra, 3)) != &TableType || w->other < 0) goto bad;
             GETREF(w->by_str, PyTuple_GET_ITEM(extra, 0));
             GETREF(w->by_int, PyTuple_GET_ITEM(extra, 1));
             GETREF(w->by_key, PyTuple_GET_ITEM(extra, 2));
@@ -1229,6 +1541,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             Py_INCREF(w->table);
             if (w->table->esc != esc || w->table->total != total) goto bad;
             w->mutable_ = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 4));
+            w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 5));
             break;
         case K_RANGE:
             if (ne != 2) goto bad;
@@ -1311,13 +1624,18 @@ fail:
 
 /* -- encoding -- */
 
-static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e);
+/* Each returns 0 when coded, -1 on an error, and on the common path (c) 1 when the value leaves it. */
+static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c);
 
-static int wenc_python(WNode *w, PyObject *v, WEnc *e) {
-    PyObject *r = PyObject_CallMethodObjArgs(w->py, S_encode, v, (PyObject *)e, NULL);
-    if (r == NULL) return -1;
-    Py_DECREF(r);
-    return 0;
+/* A Python method coding on e; its Off (the value leaves the common path) is 1. */
+static int wenc_call(PyObject *r) {
+    if (r != NULL) { Py_DECREF(r); return 0; }
+    if (H_Off && PyErr_ExceptionMatches(H_Off)) { PyErr_Clear(); return 1; }
+    return -1;
+}
+
+static int wenc_python(WNode *w, PyObject *v, WEnc *e, int c) {
+    return wenc_call(PyObject_CallMethodObjArgs(w->py, c ? S_encode_common : S_encode, v, (PyObject *)e, NULL));
 }
 
 static int wenc_len(WEnc *e, limb n) {  /* _coder.code_length */
@@ -1327,7 +1645,69 @@ static int wenc_len(WEnc *e, limb n) {  /* _coder.code_length */
     return 0;
 }
 
+/* A string's JSON text as the json serialization writes it (orjson's: UTF-8, with \" \\ \b \f
+ * \n \r \t and \u00XX for the other control characters), straight to the side stream; 1 when
+ * the string has no UTF-8 (lone surrogates), which the Python serializer then writes. */
+static int wenc_raw_str(WEnc *e, PyObject *v) {
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(v, &n);
+    if (u == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return -1;
+        PyErr_Clear();
+        return 1;
+    }
+    Py_ssize_t size = n + 2;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        unsigned char ch = (unsigned char)u[j];
+        if (ch == '"' || ch == '\\' || ch == '\b' || ch == '\f' || ch == '\n' || ch == '\r' || ch == '\t') size += 1;
+        else if (ch < 0x20) size += 5;
+    }
+    if (wenc_len(e, (limb)size) < 0) return -1;
+    if (e->side_n + size > e->side_cap) {
+        Py_ssize_t cap = 2 * (e->side_n + size) + 64;
+        char *b = PyMem_Realloc(e->side, (size_t)cap);
+        if (b == NULL) { PyErr_NoMemory(); return -1; }
+        e->side = b;
+        e->side_cap = cap;
+    }
+    char *o = e->side + e->side_n;
+    static const char hex[] = "0123456789abcdef";
+    *o++ = '"';
+    for (Py_ssize_t j = 0; j < n; j++) {
+        unsigned char ch = (unsigned char)u[j];
+        char esc = 0;
+        switch (ch) {
+        case '"': esc = '"'; break;
+        case '\\': esc = '\\'; break;
+        case '\b': esc = 'b'; break;
+        case '\f': esc = 'f'; break;
+        case '\n': esc = 'n'; break;
+        case '\r': esc = 'r'; break;
+        case '\t': esc = 't'; break;
+        default: break;
+        }
+        if (esc) {
+            *o++ = '\\';
+            *o++ = esc;
+        } else if (ch < 0x20) {
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[ch >> 4];
+            o[5] = hex[ch & 15];
+            o += 6;
+        } else {
+            *o++ = (char)ch;
+        }
+    }
+    *o++ = '"';
+    e->side_n += size;
+    return 0;
+}
+
 static int wenc_raw(WEnc *e, PyObject *v) {
+    if (PyUnicode_CheckExact(v)) {
+        int rc = wenc_raw_str(e, v);
+        if (rc <= 0) return rc;
+    }
     PyObject *data = PyObject_CallOneArg(H_dumps, v);
     if (data == NULL) return -1;
     if (!PyBytes_Check(data)) { Py_DECREF(data); PyErr_SetString(PyExc_TypeError, "dumps"); return -1; }
@@ -1337,10 +1717,10 @@ static int wenc_raw(WEnc *e, PyObject *v) {
     return rc;
 }
 
-static int wenc_int(Program *p, Py_ssize_t i, long long n, WEnc *e) {
+static int wenc_int(Program *p, Py_ssize_t i, long long n, WEnc *e, int c) {
     PyObject *o = PyLong_FromLongLong(n);
     if (o == NULL) return -1;
-    int rc = wenc_node(p, i, o, e);
+    int rc = wenc_node(p, i, o, e, c);
     Py_DECREF(o);
     return rc;
 }
@@ -1433,29 +1813,34 @@ static Py_ssize_t *word_parts(WNode *w, PyObject *v, Py_ssize_t *np) {
     return at;
 }
 
-static int wenc_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *e) {
+static int wenc_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *e, int c) {
     PyObject *s = PyUnicode_Substring(v, a, b);
     if (s == NULL) return -1;
-    int rc = wenc_node(p, i, s, e);
+    int rc = wenc_node(p, i, s, e, c);
     Py_DECREF(s);
     return rc;
 }
 
-static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
+static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
     WNode *w = &p->nodes[i];
     int fits = 0;
     switch (w->kind) {
     case K_PY:
-        return wenc_python(w, v, e);
+        return wenc_python(w, v, e, c);
     case K_RAW:
-        return wenc_raw(e, v);
+        return c ? 1 : wenc_raw(e, v);
     case K_CAT: {
         int err;
         Py_ssize_t k = cat_entry(w, v, &err);
         if (err) return -1;
+        if (c && w->leaves) {  /* a hit given a hit: no escape mass; nothing for one value */
+            if (k < 0) return 1;
+            if (w->table->k == 1) return 0;
+            return wput(e, w->table->start[k] - w->esc, w->table->freq[k], w->total - w->esc);
+        }
         if (k < 0) {
             if (wput(e, 0, w->esc, w->total) < 0) return -1;
-            return wenc_node(p, w->other, v, e);
+            return wenc_node(p, w->other, v, e, c);
         }
         return wput(e, w->table->start[k], w->table->freq[k], w->total);
     }
@@ -1465,12 +1850,12 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
             int overflow;
             n = PyLong_AsLongLongAndOverflow(v, &overflow);
             if (n == -1 && PyErr_Occurred()) return -1;
-            if (overflow) return wenc_python(w, v, e);
+            if (overflow) return wenc_python(w, v, e, c);
             __int128 d = (__int128)n - w->lo;
             fits = d >= 0 && (unsigned __int128)d < w->span;
         }
         if (!fits) break;
-        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
         return wput(e, (limb)((__int128)n - w->lo), 1, w->span);
     }
     case K_MAG: {
@@ -1478,11 +1863,12 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
         int overflow;
         long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
         if (n == -1 && PyErr_Occurred()) return -1;
-        if (overflow) return wenc_python(w, v, e);  /* 2^63 <= |v|: the Python node */
+        if (overflow) return wenc_python(w, v, e, c);  /* 2^63 <= |v|: the Python node */
         limb mag = n < 0 ? (limb)(-(n + 1)) + 1 : (limb)n;
         int bits = mag ? 64 - __builtin_clzll(mag) : 0;
-        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
-        if (wenc_int(p, w->a, n < 0 ? -bits : bits, e) < 0) return -1;
+        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        int rb = wenc_int(p, w->a, n < 0 ? -bits : bits, e, c);
+        if (rb) return rb;
         if (bits >= 2) return wput(e, mag - ((limb)1 << (bits - 1)), 1, (limb)1 << (bits - 1));
         return 0;
     }
@@ -1491,11 +1877,11 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
         double f = PyFloat_AS_DOUBLE(v);
         if (!isfinite(f)) break;
         double x = f * w->pow10;
-        if (!(fabs(x) < 9007199254740992.0)) return wenc_python(w, v, e);  /* beyond 2^53: exact ints in Python */
+        if (!(fabs(x) < 9007199254740992.0)) return wenc_python(w, v, e, c);  /* beyond 2^53: exact ints in Python */
         double r = nearbyint(x);  /* round half to even, as Python's round */
         if (r / w->pow10 != f || (r == 0.0 && signbit(f))) break;
-        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
-        return wenc_int(p, w->a, (long long)r, e);
+        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        return wenc_int(p, w->a, (long long)r, e, c);
     }
     case K_TEMPLATE: {
         if (!PyUnicode_CheckExact(v)) break;
@@ -1513,21 +1899,23 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
             else fits = nd <= 30 && (nd == 1 || PyUnicode_READ(kind, data, pl) != '0');
         }
         if (!fits) break;
-        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
         PyObject *digits = PyUnicode_Substring(v, pl, len);
         PyObject *n = digits ? PyLong_FromUnicodeObject(digits, 10) : NULL;
         Py_XDECREF(digits);
         if (n == NULL) return -1;
-        int rc = wenc_node(p, w->a, n, e);
+        int rc = wenc_node(p, w->a, n, e, c);
         Py_DECREF(n);
         return rc;
     }
     case K_SHAPE: {
         Py_ssize_t at[64];
         if (!PyUnicode_CheckExact(v) || !shape_match(w, v, at)) break;
-        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
-        for (Py_ssize_t j = 0; j < w->nkids; j++)
-            if (wenc_sub(p, w->kids[j], v, at[2 * j], at[2 * j + 1], e) < 0) return -1;
+        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        for (Py_ssize_t j = 0; j < w->nkids; j++) {
+            int rc = wenc_sub(p, w->kids[j], v, at[2 * j], at[2 * j + 1], e, c);
+            if (rc) return rc;
+        }
         return 0;
     }
     case K_WORDS: {
@@ -1546,10 +1934,11 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
         Py_ssize_t np;
         Py_ssize_t *at = word_parts(w, v, &np);
         if (at == NULL) return -1;
-        int rc = wput(e, w->esc, w->total - w->esc, w->total);
-        if (rc == 0) rc = wenc_int(p, w->a, np, e);
+        int rc = c ? 0 : wput(e, w->esc, w->total - w->esc, w->total);
+        if (rc == 0) rc = wenc_int(p, w->a, np, e, c);
+        if (c) e->items += np;
         for (Py_ssize_t j = 0; j < np && rc == 0; j++)
-            rc = wenc_sub(p, w->kids[j < w->nkids ? j : w->nkids - 1], v, at[2 * j], at[2 * j + 1], e);
+            rc = wenc_sub(p, w->kids[j < w->nkids ? j : w->nkids - 1], v, at[2 * j], at[2 * j + 1], e, c);
         PyMem_Free(at);
         return rc;
     }
@@ -1572,17 +1961,17 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
             j++;
         }
         if (!fits || j != n) { Py_DECREF(vals); fits = 0; break; }
-        int rc = wput(e, w->esc, w->total - w->esc, w->total);
+        int rc = c ? 0 : wput(e, w->esc, w->total - w->esc, w->total);
         for (j = 0; j < n && rc == 0; j++) {
             PyObject *item = PyTuple_GET_ITEM(vals, j);
             if (w->rule[j]) {
                 PyObject *ctx = PyTuple_GetSlice(vals, 0, j), *lst = ctx ? PySequence_List(ctx) : NULL;
                 Py_XDECREF(ctx);
-                PyObject *r = lst ? PyObject_CallMethodObjArgs(p->nodes[w->kids[j]].py, S_encode_in, item, (PyObject *)e, lst, NULL) : NULL;
+                PyObject *name = c ? S_encode_common_in : S_encode_in;
+                rc = lst ? wenc_call(PyObject_CallMethodObjArgs(p->nodes[w->kids[j]].py, name, item, (PyObject *)e, lst, NULL)) : -1;
                 Py_XDECREF(lst);
-                if (r == NULL) rc = -1; else Py_DECREF(r);
             } else {
-                rc = wenc_node(p, w->kids[j], item, e);
+                rc = wenc_node(p, w->kids[j], item, e, c);
             }
         }
         Py_DECREF(vals);
@@ -1590,54 +1979,62 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e) {
     }
     case K_ARRAY: {
         if (!PyList_CheckExact(v)) break;
-        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
-        if (wenc_int(p, w->a, PyList_GET_SIZE(v), e) < 0) return -1;
+        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        int rl = wenc_int(p, w->a, PyList_GET_SIZE(v), e, c);
+        if (rl) return rl;
+        if (c) e->items += PyList_GET_SIZE(v);
         for (Py_ssize_t j = 0; j < PyList_GET_SIZE(v); j++) {
             PyObject *x = PyList_GET_ITEM(v, j);
             Py_INCREF(x);
-            int rc = wenc_node(p, w->b, x, e);
+            int rc = wenc_node(p, w->b, x, e, c);
             Py_DECREF(x);
-            if (rc < 0) return -1;
+            if (rc) return rc;
         }
         return 0;
     }
     case K_MAP: {
+        if (c) return 1;  /* never on the common path */
         if (!PyDict_CheckExact(v)) break;
-        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
-        if (wenc_int(p, w->a, PyDict_GET_SIZE(v), e) < 0) return -1;
+        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        if (wenc_int(p, w->a, PyDict_GET_SIZE(v), e, 0) < 0) return -1;
         PyObject *items = PyDict_Items(v);
         if (items == NULL) return -1;
         int rc = 0;
         for (Py_ssize_t j = 0; j < PyList_GET_SIZE(items) && rc == 0; j++) {
             PyObject *kv = PyList_GET_ITEM(items, j);
-            rc = wenc_node(p, w->b, PyTuple_GET_ITEM(kv, 0), e);
-            if (rc == 0) rc = wenc_node(p, w->c, PyTuple_GET_ITEM(kv, 1), e);
+            rc = wenc_node(p, w->b, PyTuple_GET_ITEM(kv, 0), e, 0);
+            if (rc == 0) rc = wenc_node(p, w->c, PyTuple_GET_ITEM(kv, 1), e, 0);
         }
         Py_DECREF(items);
         return rc;
     }
     }
-    /* not of the kind modelled: the escape, then ``other`` or the JSON text */
+    /* not of the kind modelled: off the common path; else the escape, then ``other`` or the
+     * JSON text */
+    if (c) return 1;
     if (wput(e, 0, w->esc, w->total) < 0) return -1;
-    return w->other >= 0 ? wenc_node(p, w->other, v, e) : wenc_raw(e, v);
+    return w->other >= 0 ? wenc_node(p, w->other, v, e, 0) : wenc_raw(e, v);
 }
 
-/* program.encode(value, encoder): code value through node 0 by the general rules. */
+/* program.encode(value, encoder, common=False): code value through node 0 by the general
+ * rules, or by the common path's (format 6); False when the value leaves the common path. */
 static PyObject *program_encode(Program *p, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || Py_TYPE(args[1]) != &WEncType || p->n == 0) {
-        PyErr_SetString(PyExc_TypeError, "encode(value, encoder: WalkEncoder)");
+    if (nargs < 2 || nargs > 3 || Py_TYPE(args[1]) != &WEncType || p->n == 0) {
+        PyErr_SetString(PyExc_TypeError, "encode(value, encoder: WalkEncoder, common=False)");
         return NULL;
     }
+    int c = nargs == 3 ? PyObject_IsTrue(args[2]) : 0;
+    if (c < 0) return NULL;
     if (Py_EnterRecursiveCall(" in the learned-model walk")) return NULL;
-    int rc = wenc_node(p, 0, args[0], (WEnc *)args[1]);
+    int rc = wenc_node(p, 0, args[0], (WEnc *)args[1], c);
     Py_LeaveRecursiveCall();
     if (rc < 0) return NULL;
-    Py_RETURN_NONE;
+    return PyBool_FromLong(rc == 0);
 }
 
 /* -- decoding -- */
 
-static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d);
+static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c);
 
 static PyObject *wdec_raw(WDec *d) {
     limb width, rest, n;
@@ -1651,14 +2048,17 @@ static PyObject *wdec_raw(WDec *d) {
     if (n > (limb)PY_SSIZE_T_MAX) return derr("escaped bytes run past the side stream");
     PyObject *data = wtake_bytes(d, (Py_ssize_t)n);
     if (data == NULL) return NULL;
-    PyObject *out = PyObject_CallOneArg(H_loads, data);
+    /* orjson's parser straight away, but for exact texts (a leading space) and long ones, which
+     * _json.loads bounds (spec/WIRE_FORMAT.md §2) */
+    int fast = H_fastloads && n > 0 && n < ((Py_ssize_t)1 << 20) && PyBytes_AS_STRING(data)[0] != ' ';
+    PyObject *out = PyObject_CallOneArg(fast ? H_fastloads : H_loads, data);
     Py_DECREF(data);
     return out;
 }
 
 /* A decoded count: an int in lo..hi, else DecodeError(msg). */
-static int wdec_count(Program *p, Py_ssize_t i, WDec *d, long long lo, long long hi, const char *msg, Py_ssize_t *out) {
-    PyObject *o = wdec_node(p, i, d);
+static int wdec_count(Program *p, Py_ssize_t i, WDec *d, int c, long long lo, long long hi, const char *msg, Py_ssize_t *out) {
+    PyObject *o = wdec_node(p, i, d, c);
     if (o == NULL) return -1;
     int ok = PyLong_CheckExact(o);
     long long n = 0;
@@ -1674,23 +2074,35 @@ static int wdec_count(Program *p, Py_ssize_t i, WDec *d, long long lo, long long
     return 0;
 }
 
-static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
+static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
     WNode *w = &p->nodes[i];
     limb s;
     switch (w->kind) {
     case K_PY:
-        return PyObject_CallMethodObjArgs(w->py, S_decode, (PyObject *)d, NULL);
+        return PyObject_CallMethodObjArgs(w->py, c ? S_decode_common : S_decode, (PyObject *)d, NULL);
     case K_RAW:
+        if (c) return derr("learned-model payload says common path where the model has none");
         return wdec_raw(d);
     case K_CAT: {
         Table *t = w->table;
-        if (wslot(d, t->total, &s) < 0) return NULL;
-        if (s < t->esc) {
-            if (wtake(d, s, 0, t->esc, t->total) < 0) return NULL;
-            return wdec_node(p, w->other, d);
+        Py_ssize_t k;
+        if (c && w->leaves) {  /* a hit given a hit (slots below the escape's) */
+            if (t->k == 1) {
+                k = 0;
+            } else {
+                if (wslot(d, t->total - t->esc, &s) < 0) return NULL;
+                k = table_entry(t, s + t->esc);
+                if (wtake(d, s, t->start[k] - t->esc, t->freq[k], t->total - t->esc) < 0) return NULL;
+            }
+        } else {
+            if (wslot(d, t->total, &s) < 0) return NULL;
+            if (s < t->esc) {
+                if (wtake(d, s, 0, t->esc, t->total) < 0) return NULL;
+                return wdec_node(p, w->other, d, c);
+            }
+            k = table_entry(t, s);
+            if (wtake(d, s, t->start[k], t->freq[k], t->total) < 0) return NULL;
         }
-        Py_ssize_t k = table_entry(t, s);
-        if (wtake(d, s, t->start[k], t->freq[k], t->total) < 0) return NULL;
         PyObject *v = PyTuple_GET_ITEM(t->values, k);
         if (w->mutable_ && (PyDict_Check(v) || PyList_Check(v))) return PyObject_CallOneArg(H_copy, v);
         Py_INCREF(v);
@@ -1699,13 +2111,16 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
     default:
         break;
     }
-    /* the escaping kinds: the escape, or the value */
-    if (wslot(d, w->total, &s) < 0) return NULL;
-    if (s < w->esc) {
-        if (wtake(d, s, 0, w->esc, w->total) < 0) return NULL;
-        return w->other >= 0 ? wdec_node(p, w->other, d) : wdec_raw(d);
+    /* the escaping kinds: the escape, or the value (on the common path, no symbol) */
+    if (c && w->kind == K_MAP) return derr("learned-model payload says common path where the model has none");
+    if (!c) {
+        if (wslot(d, w->total, &s) < 0) return NULL;
+        if (s < w->esc) {
+            if (wtake(d, s, 0, w->esc, w->total) < 0) return NULL;
+            return w->other >= 0 ? wdec_node(p, w->other, d, 0) : wdec_raw(d);
+        }
+        if (wtake(d, s, w->esc, w->total - w->esc, w->total) < 0) return NULL;
     }
-    if (wtake(d, s, w->esc, w->total - w->esc, w->total) < 0) return NULL;
     switch (w->kind) {
     case K_RANGE: {
         limb u;
@@ -1718,7 +2133,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
         return out;
     }
     case K_MAG: {
-        PyObject *o = wdec_node(p, w->a, d);
+        PyObject *o = wdec_node(p, w->a, d, c);
         if (o == NULL) return NULL;
         long b = PyLong_CheckExact(o) ? PyLong_AsLong(o) : 1000;
         if (b == -1 && PyErr_Occurred()) { PyErr_Clear(); b = 1000; }
@@ -1744,7 +2159,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
         return out;
     }
     case K_DEC: {
-        PyObject *o = wdec_node(p, w->a, d);
+        PyObject *o = wdec_node(p, w->a, d, c);
         if (o == NULL) return NULL;
         if (!PyLong_CheckExact(o)) { Py_DECREF(o); return derr("decimal field decoded to a non-integer"); }
         PyObject *out = PyNumber_TrueDivide(o, w->pow10_obj);
@@ -1752,7 +2167,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
         return out;
     }
     case K_TEMPLATE: {
-        PyObject *o = wdec_node(p, w->a, d);
+        PyObject *o = wdec_node(p, w->a, d, c);
         if (o == NULL) return NULL;
         PyObject *digits = NULL;
         int nonneg = PyLong_CheckExact(o) ? PyObject_RichCompareBool(o, ZERO, Py_GE) : 0;
@@ -1785,7 +2200,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
         if (parts == NULL) return NULL;
         if (PyList_Append(parts, PyTuple_GET_ITEM(w->literals, 0)) < 0) goto shape_fail;
         for (Py_ssize_t j = 0; j < w->nkids; j++) {
-            PyObject *f = wdec_node(p, w->kids[j], d);
+            PyObject *f = wdec_node(p, w->kids[j], d, c);
             if (f == NULL) goto shape_fail;
             int ok = PyUnicode_CheckExact(f) && PyUnicode_GET_LENGTH(f) > 0;
             for (Py_ssize_t q = 0; ok && q < PyUnicode_GET_LENGTH(f); q++) {
@@ -1816,11 +2231,12 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
     }
     case K_WORDS: {
         Py_ssize_t n;
-        if (wdec_count(p, w->a, d, 1, MAX_WORDS, "word count out of range", &n) < 0) return NULL;
+        if (wdec_count(p, w->a, d, c, 1, MAX_WORDS, "word count out of range", &n) < 0) return NULL;
+        if (c && wspend(d, n) < 0) return NULL;
         PyObject *parts = PyList_New(n);
         if (parts == NULL) return NULL;
         for (Py_ssize_t j = 0; j < n; j++) {
-            PyObject *x = wdec_node(p, w->kids[j < w->nkids ? j : w->nkids - 1], d);
+            PyObject *x = wdec_node(p, w->kids[j < w->nkids ? j : w->nkids - 1], d, c);
             if (x == NULL) { Py_DECREF(parts); return NULL; }
             PyList_SET_ITEM(parts, j, x);
             if (!PyUnicode_CheckExact(x) || PyUnicode_GET_LENGTH(x) == 0) {
@@ -1847,8 +2263,8 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
         if (ctx == NULL) return NULL;
         for (Py_ssize_t j = 0; j < n; j++) {
             PyObject *x = w->rule[j]
-                ? PyObject_CallMethodObjArgs(p->nodes[w->kids[j]].py, S_decode_in, (PyObject *)d, ctx, NULL)
-                : wdec_node(p, w->kids[j], d);
+                ? PyObject_CallMethodObjArgs(p->nodes[w->kids[j]].py, c ? S_decode_common_in : S_decode_in, (PyObject *)d, ctx, NULL)
+                : wdec_node(p, w->kids[j], d, c);
             if (x == NULL) goto obj_done;
             int rc = PyList_Append(ctx, x);
             Py_DECREF(x);
@@ -1867,11 +2283,12 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
     }
     case K_ARRAY: {
         Py_ssize_t n;
-        if (wdec_count(p, w->a, d, 0, MAX_LENGTH, "array length out of range", &n) < 0) return NULL;
+        if (wdec_count(p, w->a, d, c, 0, MAX_LENGTH, "array length out of range", &n) < 0) return NULL;
+        if (c && wspend(d, n) < 0) return NULL;
         PyObject *out = PyList_New(0);
         if (out == NULL) return NULL;
         for (Py_ssize_t j = 0; j < n; j++) {
-            PyObject *x = wdec_node(p, w->b, d);
+            PyObject *x = wdec_node(p, w->b, d, c);
             if (x == NULL || PyList_Append(out, x) < 0) { Py_XDECREF(x); Py_DECREF(out); return NULL; }
             Py_DECREF(x);
         }
@@ -1879,11 +2296,11 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
     }
     case K_MAP: {
         Py_ssize_t n;
-        if (wdec_count(p, w->a, d, 0, MAX_LENGTH, "map size out of range", &n) < 0) return NULL;
+        if (wdec_count(p, w->a, d, 0, 0, MAX_LENGTH, "map size out of range", &n) < 0) return NULL;
         PyObject *out = PyDict_New();
         if (out == NULL) return NULL;
         for (Py_ssize_t j = 0; j < n; j++) {
-            PyObject *k = wdec_node(p, w->b, d);
+            PyObject *k = wdec_node(p, w->b, d, 0);
             if (k == NULL) { Py_DECREF(out); return NULL; }
             int seen = PyUnicode_CheckExact(k) ? PyDict_Contains(out, k) : 1;
             if (seen != 0) {
@@ -1891,7 +2308,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
                 Py_DECREF(out);
                 return seen < 0 ? NULL : derr("a map key is not a new string");
             }
-            PyObject *x = wdec_node(p, w->c, d);
+            PyObject *x = wdec_node(p, w->c, d, 0);
             if (x == NULL || PyDict_SetItem(out, k, x) < 0) { Py_XDECREF(x); Py_DECREF(k); Py_DECREF(out); return NULL; }
             Py_DECREF(x);
             Py_DECREF(k);
@@ -1903,21 +2320,24 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d) {
     return NULL;
 }
 
-/* program.decode(decoder): the value through node 0 by the general rules. */
-static PyObject *program_decode(Program *p, PyObject *arg) {
-    if (Py_TYPE(arg) != &WDecType || p->n == 0) {
-        PyErr_SetString(PyExc_TypeError, "decode(decoder: WalkDecoder)");
+/* program.decode(decoder, common=False): the value through node 0 by the general rules, or by
+ * the common path's. */
+static PyObject *program_decode(Program *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2 || Py_TYPE(args[0]) != &WDecType || p->n == 0) {
+        PyErr_SetString(PyExc_TypeError, "decode(decoder: WalkDecoder, common=False)");
         return NULL;
     }
+    int c = nargs == 2 ? PyObject_IsTrue(args[1]) : 0;
+    if (c < 0) return NULL;
     if (Py_EnterRecursiveCall(" in the learned-model walk")) return NULL;
-    PyObject *out = wdec_node(p, 0, (WDec *)arg);
+    PyObject *out = wdec_node(p, 0, (WDec *)args[0], c);
     Py_LeaveRecursiveCall();
     return out;
 }
 
 static PyMethodDef program_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))program_encode, METH_FASTCALL, "Code a value by the general rules."},
-    {"decode", (PyCFunction)program_decode, METH_O, "Decode a value by the general rules."},
+    {"decode", (PyCFunction)(void (*)(void))program_decode, METH_FASTCALL, "Decode a value by the general rules, or the common path's."},
     {NULL},
 };
 
@@ -1932,12 +2352,13 @@ static PyTypeObject ProgramType = {
     .tp_new = program_new,
 };
 
-/* bind(dumps, loads, as_key, copy_value, number, block_end, side, DecodeError): the Python
- * functions the walk calls back (zeroc/learned/_walk.py binds them once). */
+/* bind(dumps, loads, as_key, copy_value, number, block_end, side, DecodeError, Off,
+ * LimitExceeded, orjson.loads): what the walk calls back and raises (zeroc/learned/_walk.py binds them once). */
 static PyObject *mod_bind(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8) { PyErr_SetString(PyExc_TypeError, "bind() takes 8 arguments"); return NULL; }
-    PyObject **slots[] = {&H_dumps, &H_loads, &H_as_key, &H_copy, &H_number, &H_block, &H_side, &H_DecodeError};
-    for (int i = 0; i < 8; i++) {
+    if (nargs != 11) { PyErr_SetString(PyExc_TypeError, "bind() takes 11 arguments"); return NULL; }
+    PyObject **slots[] = {&H_dumps, &H_loads, &H_as_key, &H_copy, &H_number, &H_block, &H_side, &H_DecodeError,
+                          &H_Off, &H_Limit, &H_fastloads};
+    for (int i = 0; i < 11; i++) {
         Py_INCREF(args[i]);
         Py_XSETREF(*slots[i], args[i]);
     }
@@ -1965,8 +2386,15 @@ PyMODINIT_FUNC PyInit__native(void) {
     S_decode = PyUnicode_InternFromString("decode");
     S_encode_in = PyUnicode_InternFromString("encode_in");
     S_decode_in = PyUnicode_InternFromString("decode_in");
+    S_encode_common = PyUnicode_InternFromString("encode_common");
+    S_decode_common = PyUnicode_InternFromString("decode_common");
+    S_encode_common_in = PyUnicode_InternFromString("encode_common_in");
+    S_decode_common_in = PyUnicode_InternFromString("decode_common_in");
+    S_compress = PyUnicode_InternFromString("compress");
     ZERO = PyLong_FromLong(0);
-    if (!S_encode || !S_decode || !S_encode_in || !S_decode_in || !ZERO) return NULL;
+    if (!S_encode || !S_decode || !S_encode_in || !S_decode_in || !S_encode_common || !S_decode_common ||
+        !S_encode_common_in || !S_decode_common_in || !S_compress || !ZERO)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&TableType);

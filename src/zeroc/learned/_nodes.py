@@ -31,6 +31,18 @@ DIGITS = re.compile(r"[0-9]+\Z")
 NUMBER = re.compile(r"(?:0|[1-9][0-9]{0,29})\Z")  # an integer's decimal text
 
 
+class Off(Exception):
+    """The value leaves the common path (the general rules then code it)."""
+
+
+def _enc(node: Node, v: Any, enc: Any, common: bool) -> None:
+    node.encode_common(v, enc) if common else node.encode(v, enc)
+
+
+def _dec(node: Node, dec: Any, common: bool) -> Any:
+    return node.decode_common(dec) if common else node.decode(dec)
+
+
 class Meter(Encoder):
     """An encoder that only adds up what the symbols cost, in bits; side bytes cost what
     ``text`` says (their compressed size when the side stream is compressed)."""
@@ -60,6 +72,15 @@ class Node:
 
     def decode(self, dec: Decoder) -> Any:
         raise NotImplementedError
+
+    # The common path of format 6 (spec/LEARNED_MODEL.md §3), walked: ``encode_common`` raises
+    # ``Off`` where the value leaves the path; ``decode_common`` reads what it coded. Kinds that
+    # are never on it (raw, map) keep these.
+    def encode_common(self, v: Any, enc: Any) -> None:
+        raise Off
+
+    def decode_common(self, dec: Any) -> Any:
+        raise DecodeError("learned-model payload says common path where the model has none")
 
     def cost(self, values: list[Any], text: Callable[[bytes], float] | None = None) -> float:
         """Bits these values cost under this model (for choosing between candidates)."""
@@ -118,11 +139,19 @@ class Escaping(Node):
     def fallback_name(self) -> str:
         return "JSON text" if self.other is None else self.other.describe()
 
-    def put(self, v: Any, enc: Encoder) -> None:
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
         raise NotImplementedError
 
-    def get(self, dec: Decoder) -> Any:
+    def get(self, dec: Decoder, common: bool = False) -> Any:
         raise NotImplementedError
+
+    def encode_common(self, v: Any, enc: Any) -> None:
+        if not self.fits(v):
+            raise Off
+        self.put(v, enc, True)
+
+    def decode_common(self, dec: Any) -> Any:
+        return self.get(dec, True)
 
     def encode(self, v: Any, enc: Encoder) -> None:
         if self.fits(v):
@@ -221,6 +250,48 @@ class Categorical(Node):
         else:
             enc.put(hit[0], hit[1], self.total)
 
+    def leaves(self) -> bool:
+        """Whether an unseen value leaves the common path (JSON text, or a *sure* table)."""
+        return self.sure or type(self.fallback) is Raw
+
+    def encode_common(self, v: Any, enc: Any) -> None:
+        hit = self.starts.get(as_key(v))
+        if self.leaves():  # a hit given a hit: no escape mass, nothing for one value
+            if hit is None:
+                raise Off
+            if len(self.table) > 1:
+                enc.put(hit[0] - self.esc, hit[1], self.total - self.esc)
+        elif hit is None:
+            enc.put(0, self.esc, self.total)
+            self.fallback.encode_common(v, enc)
+        else:
+            enc.put(hit[0], hit[1], self.total)
+
+    def decode_common(self, dec: Any) -> Any:
+        if self.leaves():
+            if len(self.table) == 1:
+                value = self.table[0][2]
+                return copy_value(value) if self.mutable else value
+            return self._entry(dec, dec.peek(self.total - self.esc) + self.esc, self.esc)
+        slot = dec.peek(self.total)
+        if slot < self.esc:
+            dec.take(0, self.esc, self.total)
+            return self.fallback.decode_common(dec)
+        return self._entry(dec, slot, 0)
+
+    def _entry(self, dec: Any, slot: int, shift: int) -> Any:
+        """The value whose slots hold ``slot``, taken (with its slots ``shift`` lower)."""
+        lo, hi = 0, len(self.table) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.table[mid][0] <= slot:
+                lo = mid
+            else:
+                hi = mid - 1
+        start, freq, value = self.table[lo]
+        dec.take(start - shift, freq, self.total - shift)
+        return copy_value(value) if self.mutable else value
+
     def decode(self, dec: Decoder) -> Any:
         slot = dec.peek(self.total)
         if slot < self.esc:
@@ -264,10 +335,10 @@ class IntRange(Escaping):
     def fits(self, v: Any) -> bool:
         return type(v) is int and 0 <= v - self.lo < self.span
 
-    def put(self, v: Any, enc: Encoder) -> None:
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
         enc.put(v - self.lo, 1, self.span)
 
-    def get(self, dec: Decoder) -> Any:
+    def get(self, dec: Decoder, common: bool = False) -> Any:
         return self.lo + dec.uniform(self.span)
 
     def describe(self) -> str:
@@ -303,15 +374,15 @@ class Magnitude(Escaping):
     def fits(self, v: Any) -> bool:
         return type(v) is int and -(1 << MAX_BITS) < v < 1 << MAX_BITS
 
-    def put(self, v: Any, enc: Encoder) -> None:
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
         b = bucket(v)
-        self.buckets.encode(b, enc)
+        _enc(self.buckets, b, enc, common)
         if abs(b) >= 2:
             half = 1 << (abs(b) - 1)
             enc.put(abs(v) - half, 1, half)
 
-    def get(self, dec: Decoder) -> Any:
-        b = self.buckets.decode(dec)
+    def get(self, dec: Decoder, common: bool = False) -> Any:
+        b = _dec(self.buckets, dec, common)
         if type(b) is not int or abs(b) > MAX_BITS:
             raise DecodeError(f"learned-model payload has magnitude bucket {b!r} (at most ±{MAX_BITS})")
         if abs(b) < 2:
@@ -342,11 +413,11 @@ class Decimal(Escaping):
         i = round(v * 10**self.scale)
         return i / 10**self.scale == v and (i != 0 or math.copysign(1.0, v) > 0)
 
-    def put(self, v: Any, enc: Encoder) -> None:
-        self.inner.encode(round(v * 10**self.scale), enc)
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
+        _enc(self.inner, round(v * 10**self.scale), enc, common)
 
-    def get(self, dec: Decoder) -> Any:
-        i = self.inner.decode(dec)
+    def get(self, dec: Decoder, common: bool = False) -> Any:
+        i = _dec(self.inner, dec, common)
         if type(i) is not int:
             raise DecodeError("decimal field decoded to a non-integer")
         return i / 10**self.scale
@@ -376,11 +447,11 @@ class Template(Escaping):
     def fits(self, v: Any) -> bool:
         return type(v) is str and self.pattern.match(v) is not None
 
-    def put(self, v: Any, enc: Encoder) -> None:
-        self.inner.encode(int(v[len(self.prefix) :]), enc)
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
+        _enc(self.inner, int(v[len(self.prefix) :]), enc, common)
 
-    def get(self, dec: Decoder) -> Any:
-        i = self.inner.decode(dec)
+    def get(self, dec: Decoder, common: bool = False) -> Any:
+        i = _dec(self.inner, dec, common)
         if type(i) is not int or not 0 <= i < 10 ** (self.width or MAX_DIGITS):
             raise DecodeError("template digits out of range")
         return f"{self.prefix}{i:0{self.width}d}" if self.width else f"{self.prefix}{i}"
@@ -456,16 +527,16 @@ class Shape(Escaping):
     def fits(self, v: Any) -> bool:
         return type(v) is str and self.pattern.fullmatch(v) is not None
 
-    def put(self, v: Any, enc: Encoder) -> None:
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
         m = self.pattern.fullmatch(v)
         assert m is not None
         for child, field in zip(self.children, m.groups(), strict=True):
-            child.encode(field, enc)
+            _enc(child, field, enc, common)
 
-    def get(self, dec: Decoder) -> Any:
+    def get(self, dec: Decoder, common: bool = False) -> Any:
         parts = [self.literals[0]]
         for child, kind, lit in zip(self.children, self.kinds, self.literals[1:], strict=True):
-            field = child.decode(dec)
+            field = _dec(child, dec, common)
             if type(field) is not str or not field or not (field.isascii() and _KIND[kind](field)):
                 raise DecodeError(f"learned-model payload has a shape field {field!r} not of its kind")
             parts += (field, lit)
@@ -533,17 +604,21 @@ class Words(Escaping):
             return type(v) is str and v != ""
         return type(v) is str and v != "" and "  " not in v and v.strip(" ") == v
 
-    def put(self, v: Any, enc: Encoder) -> None:
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
         words = self.parts(v)
-        self.count.encode(len(words), enc)
+        _enc(self.count, len(words), enc, common)
+        if common:
+            enc.spend(len(words))  # type: ignore[attr-defined] # a RangeEncoder
         for i, w in enumerate(words):
-            self._model(i).encode(w, enc)
+            _enc(self._model(i), w, enc, common)
 
-    def get(self, dec: Decoder) -> Any:
-        n = self.count.decode(dec)
+    def get(self, dec: Decoder, common: bool = False) -> Any:
+        n = _dec(self.count, dec, common)
         if type(n) is not int or not 0 < n <= self.MAX_WORDS:
             raise DecodeError("word count out of range")
-        words = [self._model(i).decode(dec) for i in range(n)]
+        if common:
+            dec.spend(n)  # type: ignore[attr-defined] # a RangeDecoder
+        words = [_dec(self._model(i), dec, common) for i in range(n)]
         if not all(type(w) is str and w for w in words):
             raise DecodeError("a word decoded to a non-string")
         out = self.sep.join(words)
@@ -582,19 +657,26 @@ class Object(Escaping):
     def fits(self, v: Any) -> bool:
         return type(v) is dict and tuple(v) == self.keys
 
-    def put(self, v: Any, enc: Encoder) -> None:
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
         context: list[Any] = []  # the values so far: rules read them (passed, never stored,
         for child, value in zip(self.children, v.values(), strict=True):  # so threads may share)
             if isinstance(child, Rule):
-                child.encode_in(value, enc, context)
+                if common:
+                    child.encode_common_in(value, enc, context)
+                else:
+                    child.encode_in(value, enc, context)
             else:
-                child.encode(value, enc)
+                _enc(child, value, enc, common)
             context.append(value)
 
-    def get(self, dec: Decoder) -> Any:
+    def get(self, dec: Decoder, common: bool = False) -> Any:
         context: list[Any] = []
         for child in self.children:
-            context.append(child.decode_in(dec, context) if isinstance(child, Rule) else child.decode(dec))
+            if isinstance(child, Rule):
+                value = child.decode_common_in(dec, context) if common else child.decode_in(dec, context)
+            else:
+                value = _dec(child, dec, common)
+            context.append(value)
         return dict(zip(self.keys, context, strict=True))
 
     def describe(self) -> str:
@@ -667,6 +749,48 @@ class Rule(Escaping):
         dec.take(self.esc, self.total - self.esc, self.total)
         return self.get_value(dec, src)
 
+    # The common path (format 6): a rule that holds codes nothing when sure or when it
+    # escapes to JSON text, else its hit symbol; a value it does not hold for leaves the path
+    # or goes on through ``other``'s common path. "Holds" is stricter than the general rules'
+    # sameness only where values compare equal across types or signs (spec §3).
+    def common_holds(self, v: Any, src: Any) -> bool:
+        raise NotImplementedError
+
+    def common_value(self, dec: Any, src: Any) -> Any:
+        raise NotImplementedError
+
+    def encode_common_in(self, v: Any, enc: Any, context: list[Any]) -> None:
+        src = context[self.source] if self.source < len(context) else MISSING
+        assert self.other is not None
+        if not self.legacy and not self.predicts(src):
+            self.other.encode_common(v, enc)  # JSON text (raw) raises Off
+        elif self.sure or type(self.other) is Raw:
+            if not self.common_holds(v, src):
+                raise Off
+            self.put_rest_common(v, enc, src)
+        elif self.common_holds(v, src):
+            enc.put(self.esc, self.total - self.esc, self.total)
+            self.put_rest_common(v, enc, src)
+        else:
+            enc.put(0, self.esc, self.total)
+            self.other.encode_common(v, enc)
+
+    def decode_common_in(self, dec: Any, context: list[Any]) -> Any:
+        src = context[self.source] if self.source < len(context) else MISSING
+        assert self.other is not None
+        if not self.legacy and not self.predicts(src):
+            return self.other.decode_common(dec)
+        if not (self.sure or type(self.other) is Raw):
+            slot = dec.peek(self.total)
+            if slot < self.esc:
+                dec.take(0, self.esc, self.total)
+                return self.other.decode_common(dec)
+            dec.take(self.esc, self.total - self.esc, self.total)
+        return self.common_value(dec, src)
+
+    def put_rest_common(self, v: Any, enc: Any, src: Any) -> None:
+        pass  # the rule gives the whole value
+
     def encode(self, v: Any, enc: Encoder) -> None:
         self.encode_in(v, enc, [])  # outside an object: the rule cannot hold
 
@@ -695,6 +819,16 @@ class Predicted(Rule):
             raise DecodeError("a predicted field has no prediction")
         return copy_value(predicted)
 
+    def common_holds(self, v: Any, src: Any) -> bool:
+        p = self.compute(src)
+        return p is not MISSING and type(v) is type(p) and v == p and (type(p) is str or p != 0)
+
+    def common_value(self, dec: Any, src: Any) -> Any:
+        p = self.compute(src)
+        if p is MISSING or (type(p) is not str and p == 0):
+            raise DecodeError("a predicted field has no prediction on the common path")
+        return p
+
     def _rule(self) -> dict[str, Any]:
         assert self.other is not None  # set by __init__: a rule always has its fallback
         return {"source": self.source, "other": self.other.to_data(), **self._counts(), **self._sure()}
@@ -714,6 +848,16 @@ class Given(Predicted):
 
     def predicts(self, src: Any) -> bool:
         return as_key(src) in self.table
+
+    def common_holds(self, v: Any, src: Any) -> bool:
+        p = self.table.get(as_key(src), MISSING)
+        return _plain(p) and type(v) is type(p) and v == p
+
+    def common_value(self, dec: Any, src: Any) -> Any:
+        p = self.table.get(as_key(src), MISSING)
+        if not _plain(p):
+            raise DecodeError("a given field has no plain prediction on the common path")
+        return p
 
     def describe(self) -> str:
         return f"given(field {self.source}, {len(self.table)} entries; else {self.fallback_name()})"
@@ -759,6 +903,11 @@ class Affix(Predicted):
             **({"numeric": True} if self.numeric else {}),
             **self._rule(),
         }
+
+
+def _plain(v: Any) -> bool:
+    """A value ``==`` tells apart from every other of its type (not 0.0, NaN or containers)."""
+    return type(v) in (str, int, bool, type(None)) or (type(v) is float and v == v and v != 0.0)
 
 
 def url_quote(v: str) -> str:
@@ -820,6 +969,18 @@ class Prefixed(Rule):
     def put_rest(self, v: Any, enc: Encoder, src: Any) -> None:
         self.rest.encode(v[len(self.table[as_key(src)]) :], enc)
 
+    def common_holds(self, v: Any, src: Any) -> bool:
+        return self.holds(v, src)
+
+    def put_rest_common(self, v: Any, enc: Any, src: Any) -> None:
+        self.rest.encode_common(v[len(self.table[as_key(src)]) :], enc)
+
+    def common_value(self, dec: Any, src: Any) -> Any:
+        prefix, rest = self.table.get(as_key(src)), self.rest.decode_common(dec)
+        if prefix is None or type(rest) is not str:
+            raise DecodeError("a prefixed field cannot be rebuilt")
+        return prefix + rest
+
     def get_value(self, dec: Decoder, src: Any) -> Any:
         prefix, rest = self.table.get(as_key(src)), self.rest.decode(dec)
         if prefix is None or type(rest) is not str:
@@ -855,16 +1016,20 @@ class Array(Escaping):
     def fits(self, v: Any) -> bool:
         return type(v) is list
 
-    def put(self, v: Any, enc: Encoder) -> None:
-        self.lengths.encode(len(v), enc)
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
+        _enc(self.lengths, len(v), enc, common)
+        if common:
+            enc.spend(len(v))  # type: ignore[attr-defined] # a RangeEncoder
         for x in v:
-            self.item.encode(x, enc)
+            _enc(self.item, x, enc, common)
 
-    def get(self, dec: Decoder) -> Any:
-        n = self.lengths.decode(dec)
+    def get(self, dec: Decoder, common: bool = False) -> Any:
+        n = _dec(self.lengths, dec, common)
         if type(n) is not int or not 0 <= n <= self.MAX_LENGTH:
             raise DecodeError("array length out of range")
-        return [self.item.decode(dec) for _ in range(n)]
+        if common:
+            dec.spend(n)  # type: ignore[attr-defined] # a RangeDecoder
+        return [_dec(self.item, dec, common) for _ in range(n)]
 
     def describe(self) -> str:
         return f"[{self.item.describe()}]"
@@ -891,13 +1056,19 @@ class Map(Escaping):
     def fits(self, v: Any) -> bool:
         return type(v) is dict
 
-    def put(self, v: Any, enc: Encoder) -> None:
+    def encode_common(self, v: Any, enc: Any) -> None:
+        raise Off  # never on the common path
+
+    def decode_common(self, dec: Any) -> Any:
+        return Node.decode_common(self, dec)
+
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
         self.count.encode(len(v), enc)
         for k, x in v.items():
             self.key.encode(k, enc)
             self.value.encode(x, enc)
 
-    def get(self, dec: Decoder) -> Any:
+    def get(self, dec: Decoder, common: bool = False) -> Any:
         n = self.count.decode(dec)
         if type(n) is not int or not 0 <= n <= Array.MAX_LENGTH:
             raise DecodeError("map size out of range")

@@ -1,24 +1,28 @@
-"""The general rules of a format-5 model, walked in C (``_native.Program``).
+"""A model's nodes walked in C (``_native.Program``): the general rules of formats 5 and 6, and
+format 6's common path.
 
-A message off the model's common path (an unseen key order, text in the side stream, a value of
-another type) is coded node by node by the general rules (spec/LEARNED_MODEL.md §3). The nodes'
-own ``encode``/``decode`` methods do that in Python; here a loaded model's nodes are flattened
-into a program of C structs — each categorical's entries as a C array and dicts by value class,
-ranges, shapes and word splitting in C — which ``_native`` walks on format 5's block coder in
-limbs. A node the program leaves to Python (rules, which read earlier fields; integer ranges
-past 64 bits) keeps its Python node, called with the native coder, which offers the Python
-coder's methods. The symbols, and so the payload, are the Python walk's (tests hold both to it).
+The nodes' own ``encode``/``decode`` (general rules) and ``encode_common``/``decode_common``
+(the common path, spec/LEARNED_MODEL.md §3) do this in Python; here a loaded model's nodes are
+flattened into a program of C structs — each categorical's entries as a C array and dicts by
+value class, ranges, shapes and word splitting in C — which ``_native`` walks on the model's
+coder: format 6's range coder, or format 5's block coder in limbs. A node the program leaves to
+Python (rules, which read earlier fields; integer ranges past 64 bits) keeps its Python node,
+called with the native coder, which offers the Python coder's methods. The symbols, and so the
+payload, are the Python walk's (tests hold both to it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from zeroc import _json
 from zeroc._errors import DecodeError, LimitExceeded
 from zeroc._frame import Method
 from zeroc.learned import _nodes as fm
 from zeroc.learned._coder import MAX_SYMBOLS, PER_BYTE, _number, check, finish
+from zeroc.learned._nodes import Off
 
 try:
     from zeroc.learned import _native
@@ -49,7 +53,19 @@ def _side(engine: Any, mode: int, data: bytes, max_size: int) -> bytes:
 
 
 if _native is not None:
-    _native.bind(_json.dumps, _json.loads, fm.as_key, fm.copy_value, _number, _block_end, _side, DecodeError)
+    _native.bind(
+        _json.dumps,
+        _json.loads,
+        fm.as_key,
+        fm.copy_value,
+        _number,
+        _block_end,
+        _side,
+        DecodeError,
+        Off,
+        LimitExceeded,
+        orjson.loads,  # texts _json.loads would give it too: no exact mark, far below its bound
+    )
 
 
 class _Flat:
@@ -91,7 +107,7 @@ class _Flat:
             freqs = [f for _s, f, _v in node.table]
             direct = node.total - node.esc <= DIRECT
             table = _native.Table(freqs, node.values, node.total, node.esc, None, direct)
-            extra = (*by, table, node.mutable)
+            extra = (*by, table, node.mutable, node.leaves())
         elif type(node) is fm.IntRange and -_I64 <= node.lo < _I64 and node.span < 1 << 64:
             kind, extra = RANGE, (node.lo, node.span)
         elif type(node) is fm.Magnitude:
@@ -119,30 +135,47 @@ class _Flat:
 
 
 class Walk:
-    """A model's general rules walked in C: ``encode(value)`` and ``decode(payload)`` of the
-    payloads off the common path (their flag ``off`` out of ``flag_total``; the common path's
-    flag is below ``common + 1``), the side stream compressed with ``side``."""
+    """A model's nodes walked in C: ``encode_common(value)`` (format 6: the payload on the
+    common path, or None off it), ``encode(value)`` (the general rules, after the flag ``off``)
+    and ``decode(payload)``; ``on``/``off`` are the flag's two symbols, ``common`` the last slot
+    of ``on``, ``side`` the engine of the side stream, ``version`` the model format (5 or 6)."""
 
     def __init__(
-        self, root: fm.Node, off: tuple[int, int, int], flag_total: int, common: int, side: Any
+        self, root: fm.Node, flags: tuple[tuple[int, int, int], tuple[int, int, int]], side: Any, version: int
     ) -> None:
         flat = _Flat()
         flat.add(root)
         self.program = _native.Program(tuple(flat.rows))
-        self.off, self.flag_total, self.common, self.side = off, flag_total, common, side
+        (self.on, self.off), self.side, self.range = flags, side, version >= 6
+        self.flag_total, self.common = self.on[2], self.on[1] - 1
+
+    def encode_common(self, value: Any) -> bytes | None:
+        enc = _native.WalkEncoder(True)
+        enc.put(*self.on)
+        if not self.program.encode(value, enc, True):
+            return None
+        return enc.finish(self.side)
 
     def encode(self, value: Any) -> bytes:
-        enc = _native.WalkEncoder()
+        enc = _native.WalkEncoder(self.range)
         enc.put(*self.off)
         self.program.encode(value, enc)
+        if self.range:
+            return enc.finish(self.side)
         first, done, low, rng, den, data, count = enc.parts()
         payload = finish(low, rng, den, data, self.side, first, done)
         if count > MAX_SYMBOLS + PER_BYTE * len(payload):
             raise LimitExceeded(f"value needs {count} learned-model symbols, more than its payload may hold")
         return payload
 
-    def decode(self, data: bytes, max_size: int) -> Any:
-        dec = _native.WalkDecoder(data, self.side, max_size)
+    def decode(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
+        dec = _native.WalkDecoder(data, self.side, max_size, self.range)
+        if self.range:
+            on = dec.peek(self.flag_total) <= self.common
+            dec.take(*(self.on if on else self.off))
+            value = self.program.decode(dec, on)
+            dec.finish()
+            return value
         if dec.peek(self.flag_total) <= self.common:
             raise DecodeError("learned-model payload says common path but has a side stream or is too long")
         dec.take(*self.off)
