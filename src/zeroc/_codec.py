@@ -35,14 +35,14 @@ LEARNED_RECHECK = 64
 # model's coding; it saved 0.1-0.2% on faker records, 5% on AWS operations, where the model is
 # far from the traffic).
 RECHECK_TRIALS = 32
-RECHECK_EVERY = 32
+RECHECK_EVERY = 128
 RECHECK_SAVES = 100
 # Format-6 side streams shorter than this are compressed at level SIDE_FAST_LEVEL at most: zstd-19
 # of a few dozen bytes with a dictionary took 18 us against zstd-3's 3 us, and saved 2-3% of a
 # faker record's payload (longer texts, tweets', keep the codec's level).
 SIDE_FAST = 256
 SIDE_FAST_LEVEL = 3
-# For format-5 models, first at this level: a payload this much smaller than zstd-3's is taken
+# For format-5 and 6 models, first at this level: a payload this much smaller than zstd-3's is taken
 # without running zstd at the codec's level (zstd-19 of a large batch took longer than the
 # model's own coding), else the two are compared as before. On the real-traffic sets zstd-19
 # was a median 0.80-0.92 of zstd-3, and at 0.85 every set's mean frame size stayed the same.
@@ -177,7 +177,7 @@ class Codec:
             if self._model.version >= 6 and family == "zstd" and level > SIDE_FAST_LEVEL:
                 fast = make_engine("zstd", SIDE_FAST_LEVEL, content, max_window_size=max_window_size)
                 self._model.use_side(_SideEngine(self._engine, fast))
-            if self._model.blocks and family == "zstd" and level > RECHECK_LEVEL:
+            if self._model.version >= 5 and family == "zstd" and level > RECHECK_LEVEL:
                 self._recheck = make_engine("zstd", RECHECK_LEVEL, content, max_window_size=max_window_size)
         elif self.method == "learned":
             raise UsageError("the learned codec needs a dictionary trained with a model")
@@ -229,9 +229,10 @@ class Codec:
         """The model's payload, counted for :meth:`drift`; LimitExceeded past the symbol limit."""
         model = self._encode_model
         assert model is not None
-        payload = model._fast_encode(value) if type(value) is dict else None
+        tried = type(value) is dict
+        payload = model._fast_encode(value) if tried else None
         if payload is None:  # off the common path (or not a dict): the general rules
-            payload = self._model_payload(model, self._as_value(value))
+            payload = self._model_payload(model, self._as_value(value), not tried)
         model.seen += 1
         model.bits += 8 * len(payload)
         return payload
@@ -244,9 +245,9 @@ class Codec:
         # protobuf serialization, with an EncodeError that says why.
         return self.schema.loads(self.schema.dumps(value))
 
-    def _model_payload(self, model: Model, value: Any) -> bytes:
+    def _model_payload(self, model: Model, value: Any, common: bool = True) -> bytes:
         misses = model.misses
-        payload = model.encode(value)
+        payload = model.encode(value, common)
         if model.misses != misses and self.schema is not None:
             # Off the model's common path (which only schema-valid samples taught it), the
             # schema still decides what is a valid value: this raises EncodeError naming the field.

@@ -108,8 +108,10 @@ class Model:
         common = sum(1 for v in samples if probe._fast_encode(v) is not None)
         return cls(root, common, len(samples), side)
 
-    def encode(self, value: Any) -> bytes:
-        fast = self._fast_encode(value)
+    def encode(self, value: Any, common: bool = True) -> bytes:
+        """The payload of ``value``; ``common=False`` when the caller has found it off the
+        common path already (``_fast_encode`` gave None)."""
+        fast = self._fast_encode(value) if common else None
         if fast is not None:
             return fast
         self.misses += 1
