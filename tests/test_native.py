@@ -597,3 +597,30 @@ def test_format_6_vectors_on_the_native_and_the_pure_python_coder() -> None:
             b = bytearray(rng.randbytes(rng.randint(0, 300)))
         got = _outcome(m.decode, bytes(b))
         assert got == _outcome(pure.decode, bytes(b)), bytes(b).hex()
+
+
+def test_the_native_walk_codes_table_rules_as_python() -> None:
+    """Given and prefixed rules (the Order workload: price given SKU, name given SKU, postal
+    code given city) are coded in C on both paths: held, broken, and without a prediction
+    (an SKU the table lacks), with the Python walk's bytes and errors."""
+    from zeroc.learned._nodes import Given, Prefixed, walk
+
+    orders = generate("order", 1600, seed=3)
+    m = Model.learn(orders[:1200])
+    kinds = {type(n) for n in walk(m.root)}
+    assert Given in kinds and m._walk is not None
+    rng = random.Random(4)
+    values: list[object] = list(orders[1200:1400])
+    for o in orders[1400:1500]:
+        item = o["items"][0]
+        rest = o["items"][1:]
+        ship = o["shipping_address"]
+        values += [
+            {**o, "items": [{**item, "price": item["price"] + 0.5}, *rest]},  # a rule broken
+            {**o, "items": [{**item, "product_id": 999_999_999}, *rest]},  # no prediction
+            {**o, "shipping_address": {**ship, "postal_code": "X" + ship["postal_code"]}},
+            {**o, "shipping_address": {**ship, "country": "ZZ"}},
+            {**o, "total_amount": -0.0},
+        ]
+    assert_same_walk(m, values, rng)
+    assert Prefixed in kinds

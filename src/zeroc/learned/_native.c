@@ -774,7 +774,7 @@ static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *S_encode_comm
 #define RANGE_DIRECT ((limb)1 << 40)
 #define SIDE_MODES 3
 
-enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP };
+enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP, K_GIVEN, K_PREFIXED };
 
 typedef struct {
     int kind;
@@ -800,6 +800,9 @@ typedef struct {
     char kinds[40];
     int tokens;               /* words */
     PyObject *keys;           /* object: tuple of str */
+    Py_ssize_t source;        /* given, prefixed: the earlier field read */
+    PyObject *preds;          /* given: predicted values; prefixed: prefixes (by entry) */
+    char *plain;              /* given: which predictions == tells apart (the common path's test) */
 } WNode;
 
 typedef struct {
@@ -1471,9 +1474,10 @@ static void program_dealloc(Program *p) {
         WNode *w = &p->nodes[i];
         Py_XDECREF(w->py); Py_XDECREF(w->by_str); Py_XDECREF(w->by_int); Py_XDECREF(w->by_key);
         Py_XDECREF((PyObject *)w->table); Py_XDECREF(w->pow10_obj); Py_XDECREF(w->prefix);
-        Py_XDECREF(w->literals); Py_XDECREF(w->keys);
+        Py_XDECREF(w->literals); Py_XDECREF(w->keys); Py_XDECREF(w->preds);
         PyMem_Free(w->kids);
         PyMem_Free(w->rule);
+        PyMem_Free(w->plain);
     }
     PyMem_Free(p->nodes);
     Py_TYPE(p)->tp_free((PyObject *)p);
@@ -1510,7 +1514,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         limb esc, total;
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 10) goto bad;
         kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
-        if (kind < K_PY || kind > K_MAP) goto bad;
+        if (kind < K_PY || kind > K_PREFIXED) goto bad;
         w->kind = kind;
         GETREF(w->py, PyTuple_GET_ITEM(t, 1));
         if (u64_arg(PyTuple_GET_ITEM(t, 2), &esc, "esc") < 0 || u64_arg(PyTuple_GET_ITEM(t, 3), &total, "total") < 0)
@@ -1603,6 +1607,31 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         case K_ARRAY:
             if (w->a < 0 || w->b < 0) goto bad;
             break;
+        case K_GIVEN:
+        case K_PREFIXED: {
+            /* (by_str, by_int, by_key, predictions, plain flags or None, source, leaves); a = rest */
+            if (ne != 7 || !PyTuple_Check(PyTuple_GET_ITEM(extra, 3)) || w->other < 0) goto bad;
+            if (kind == K_PREFIXED && w->a < 0) goto bad;
+            GETREF(w->by_str, PyTuple_GET_ITEM(extra, 0));
+            GETREF(w->by_int, PyTuple_GET_ITEM(extra, 1));
+            GETREF(w->by_key, PyTuple_GET_ITEM(extra, 2));
+            if (!PyDict_Check(w->by_str) || !PyDict_Check(w->by_int) || !PyDict_Check(w->by_key)) goto bad;
+            GETREF(w->preds, PyTuple_GET_ITEM(extra, 3));
+            Py_ssize_t np = PyTuple_GET_SIZE(w->preds);
+            w->plain = PyMem_Calloc((size_t)(np ? np : 1), 1);
+            if (w->plain == NULL) { PyErr_NoMemory(); goto fail; }
+            for (Py_ssize_t j = 0; j < np; j++) {
+                PyObject *q = PyTuple_GET_ITEM(w->preds, j);
+                if (kind == K_PREFIXED && !PyUnicode_CheckExact(q)) goto bad;
+                w->plain[j] = PyUnicode_CheckExact(q) || PyLong_CheckExact(q) || PyBool_Check(q) || q == Py_None ||
+                              (PyFloat_CheckExact(q) && PyFloat_AS_DOUBLE(q) == PyFloat_AS_DOUBLE(q) &&
+                               PyFloat_AS_DOUBLE(q) != 0.0);
+            }
+            w->source = PyLong_AsSsize_t(PyTuple_GET_ITEM(extra, 5));
+            if (w->source < 0) goto bad;
+            w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 6));
+            break;
+        }
         case K_MAP:
             if (w->a < 0 || w->b < 0 || w->c < 0) goto bad;
             break;
@@ -1821,11 +1850,58 @@ static int wenc_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssiz
     return rc;
 }
 
+/* The sameness of the general rules (as_key(a) == as_key(b)): same type, equal, floats by repr. */
+static int same_value(PyObject *a, PyObject *b) {
+    if (PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b)) return PyUnicode_Compare(a, b) == 0 ? 1 : (PyErr_Occurred() ? -1 : 0);
+    if (PyLong_CheckExact(a) && PyLong_CheckExact(b)) return PyObject_RichCompareBool(a, b, Py_EQ);
+    PyObject *ka = PyObject_CallOneArg(H_as_key, a);
+    PyObject *kb = ka ? PyObject_CallOneArg(H_as_key, b) : NULL;
+    int out = kb ? PyObject_RichCompareBool(ka, kb, Py_EQ) : -1;
+    Py_XDECREF(ka);
+    Py_XDECREF(kb);
+    return out;
+}
+
+/* A given or prefixed rule (spec §3) for value v whose source field holds src. */
+static int wenc_rule(Program *p, Py_ssize_t i, PyObject *v, PyObject *src, WEnc *e, int c) {
+    WNode *w = &p->nodes[i];
+    int err;
+    Py_ssize_t k = cat_entry(w, src, &err);
+    if (err) return -1;
+    if (k < 0) return wenc_node(p, w->other, v, e, c);  /* no prediction: no symbol */
+    PyObject *q = PyTuple_GET_ITEM(w->preds, k);
+    int holds;
+    Py_ssize_t plen = 0;
+    if (w->kind == K_PREFIXED) {
+        holds = PyUnicode_CheckExact(v) && (int)PyUnicode_Tailmatch(v, q, 0, PY_SSIZE_T_MAX, -1);
+        if (holds < 0) return -1;
+        plen = PyUnicode_GET_LENGTH(q);
+    } else if (c) {  /* the common path's test: == on values it tells apart, of one type */
+        holds = w->plain[k] && Py_TYPE(v) == Py_TYPE(q) ? PyObject_RichCompareBool(v, q, Py_EQ) : 0;
+        if (holds < 0) return -1;
+    } else {
+        holds = same_value(q, v);
+        if (holds < 0) return -1;
+    }
+    if (c && w->leaves) {
+        if (!holds) return 1;
+    } else if (holds) {
+        if (wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+    } else {
+        if (wput(e, 0, w->esc, w->total) < 0) return -1;
+        return wenc_node(p, w->other, v, e, c);
+    }
+    if (w->kind == K_PREFIXED) return wenc_sub(p, w->a, v, plen, PyUnicode_GET_LENGTH(v), e, c);
+    return 0;
+}
+
 static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
     WNode *w = &p->nodes[i];
     int fits = 0;
     switch (w->kind) {
     case K_PY:
+    case K_GIVEN:     /* a rule outside an object (which the reader refuses): its Python node */
+    case K_PREFIXED:
         return wenc_python(w, v, e, c);
     case K_RAW:
         return c ? 1 : wenc_raw(e, v);
@@ -1964,7 +2040,10 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
         int rc = c ? 0 : wput(e, w->esc, w->total - w->esc, w->total);
         for (j = 0; j < n && rc == 0; j++) {
             PyObject *item = PyTuple_GET_ITEM(vals, j);
-            if (w->rule[j]) {
+            WNode *kid = &p->nodes[w->kids[j]];
+            if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < j) {
+                rc = wenc_rule(p, w->kids[j], item, PyTuple_GET_ITEM(vals, kid->source), e, c);
+            } else if (w->rule[j]) {
                 PyObject *ctx = PyTuple_GetSlice(vals, 0, j), *lst = ctx ? PySequence_List(ctx) : NULL;
                 Py_XDECREF(ctx);
                 PyObject *name = c ? S_encode_common_in : S_encode_in;
@@ -2074,11 +2153,43 @@ static int wdec_count(Program *p, Py_ssize_t i, WDec *d, int c, long long lo, lo
     return 0;
 }
 
+static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int c) {
+    WNode *w = &p->nodes[i];
+    int err;
+    limb s;
+    Py_ssize_t k = cat_entry(w, src, &err);
+    if (err) return NULL;
+    if (k < 0) return wdec_node(p, w->other, d, c);
+    if (!(c && w->leaves)) {
+        if (wslot(d, w->total, &s) < 0) return NULL;
+        if (s < w->esc) {
+            if (wtake(d, s, 0, w->esc, w->total) < 0) return NULL;
+            return wdec_node(p, w->other, d, c);
+        }
+        if (wtake(d, s, w->esc, w->total - w->esc, w->total) < 0) return NULL;
+    }
+    PyObject *q = PyTuple_GET_ITEM(w->preds, k);
+    if (w->kind == K_PREFIXED) {
+        PyObject *rest = wdec_node(p, w->a, d, c);
+        if (rest == NULL) return NULL;
+        if (!PyUnicode_CheckExact(rest)) { Py_DECREF(rest); return derr("a prefixed field cannot be rebuilt"); }
+        PyObject *out = PyUnicode_Concat(q, rest);
+        Py_DECREF(rest);
+        return out;
+    }
+    if (c && !w->plain[k]) return derr("a given field has no plain prediction on the common path");
+    if (PyDict_Check(q) || PyList_Check(q)) return PyObject_CallOneArg(H_copy, q);
+    Py_INCREF(q);
+    return q;
+}
+
 static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
     WNode *w = &p->nodes[i];
     limb s;
     switch (w->kind) {
     case K_PY:
+    case K_GIVEN:
+    case K_PREFIXED:
         return PyObject_CallMethodObjArgs(w->py, c ? S_decode_common : S_decode, (PyObject *)d, NULL);
     case K_RAW:
         if (c) return derr("learned-model payload says common path where the model has none");
@@ -2262,9 +2373,14 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         PyObject *ctx = PyList_New(0), *out = NULL;
         if (ctx == NULL) return NULL;
         for (Py_ssize_t j = 0; j < n; j++) {
-            PyObject *x = w->rule[j]
-                ? PyObject_CallMethodObjArgs(p->nodes[w->kids[j]].py, c ? S_decode_common_in : S_decode_in, (PyObject *)d, ctx, NULL)
-                : wdec_node(p, w->kids[j], d, c);
+            WNode *kid = &p->nodes[w->kids[j]];
+            PyObject *x;
+            if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < j)
+                x = wdec_rule(p, w->kids[j], PyList_GET_ITEM(ctx, kid->source), d, c);
+            else if (w->rule[j])
+                x = PyObject_CallMethodObjArgs(kid->py, c ? S_decode_common_in : S_decode_in, (PyObject *)d, ctx, NULL);
+            else
+                x = wdec_node(p, w->kids[j], d, c);
             if (x == NULL) goto obj_done;
             int rc = PyList_Append(ctx, x);
             Py_DECREF(x);

@@ -30,10 +30,19 @@ except ImportError:  # built without a C compiler: the nodes walk in Python
     _native = None  # type: ignore[assignment]
 
 # Kinds of program nodes (_native.c's K_*).
-PY, RAW, CAT, RANGE, MAG, DEC, TEMPLATE, SHAPE, WORDS, OBJECT, ARRAY, MAP = range(12)
+PY, RAW, CAT, RANGE, MAG, DEC, TEMPLATE, SHAPE, WORDS, OBJECT, ARRAY, MAP, GIVEN, PREFIXED = range(14)
 DIRECT = 1 << 12  # categoricals with at most this many slots get a slot -> entry array
 
 _I64 = 1 << 63
+
+
+def _by_class(keys: list[Any]) -> tuple[dict[Any, int], dict[Any, int], dict[Any, int]]:
+    """Entries by ``as_key``, as the program looks them up: str values, int values, the rest."""
+    by: tuple[dict[Any, int], dict[Any, int], dict[Any, int]] = ({}, {}, {})
+    for i, key in enumerate(keys):
+        cls = 0 if key[0] == "str" else 1 if key[0] == "int" else 2
+        by[cls][key[1] if cls < 2 else key] = i
+    return by
 
 
 def _block_end(num: int, den: int, x: int, R: int, nbytes: int) -> bytes:
@@ -96,14 +105,13 @@ class _Flat:
         extra: tuple[Any, ...] = ()
         if isinstance(node, fm.Escaping) and not isinstance(node, fm.Rule):
             other = self.add(node.other)
+        if type(node) in (fm.Given, fm.Prefixed) and not node.legacy:  # type: ignore[attr-defined]
+            return self._rule(node)  # type: ignore[arg-type]
         if type(node) is fm.Raw:
             kind = RAW
         elif type(node) is fm.Categorical:
             kind, other = CAT, self.add(node.fallback)
-            by: tuple[dict[Any, int], dict[Any, int], dict[Any, int]] = ({}, {}, {})
-            for i, key in enumerate(node.keys):
-                cls = 0 if key[0] == "str" else 1 if key[0] == "int" else 2
-                by[cls][key[1] if cls < 2 else key] = i
+            by = _by_class(node.keys)
             freqs = [f for _s, f, _v in node.table]
             direct = node.total - node.esc <= DIRECT
             table = _native.Table(freqs, node.values, node.total, node.esc, None, direct)
@@ -132,6 +140,19 @@ class _Flat:
             esc = total = 0
             other = -1
         return (kind, node, esc, total, other, a, b, c, kids, extra)
+
+    def _rule(self, node: fm.Given | fm.Prefixed) -> tuple[Any, ...]:
+        """A table rule of format 2 on: its table by source value, its prediction (a value, or a
+        prefix) per entry, where an escape goes, and (prefixed) the remainder's node."""
+        keys = list(node.table)
+        by = _by_class(keys)
+        predictions = tuple(node.table[k] for k in keys)
+        leaves = node.sure or type(node.other) is fm.Raw
+        kind, rest = GIVEN, -1
+        if isinstance(node, fm.Prefixed):
+            kind, rest = PREFIXED, self.add(node.rest)
+        extra = (*by, predictions, None, node.source, leaves)
+        return (kind, node, node.esc, node.total, self.add(node.other), rest, -1, -1, (), extra)
 
 
 class Walk:
