@@ -111,6 +111,10 @@ class Model:
     def encode(self, value: Any, common: bool = True) -> bytes:
         """The payload of ``value``; ``common=False`` when the caller has found it off the
         common path already (``_fast_encode`` gave None)."""
+        if common and self.version >= 6 and self._walk is not None:
+            payload, on = self._walk.encode_both(value)
+            self.misses += not on
+            return payload
         fast = self._fast_encode(value) if common else None
         if fast is not None:
             return fast

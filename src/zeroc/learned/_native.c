@@ -2095,6 +2095,177 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
     return w->other >= 0 ? wenc_node(p, w->other, v, e, 0) : wenc_raw(e, v);
 }
 
+/* Format 6: one walk for both paths. The common path's symbols go to cm while the value stays on
+ * it (*alive), the general rules' to g, so a value that leaves the common path late (most of
+ * a faker record's fields coded, then text the model does not know) is not walked twice.
+ * Objects, arrays, categoricals, shapes and words share their work (the key check, the
+ * lookups, the substrings); other nodes are walked once per path. */
+static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, int *alive);
+
+static int both_separately(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, int *alive) {
+    int rc = wenc_node(p, i, v, cm, 1);
+    if (rc < 0) return -1;
+    if (rc == 1) *alive = 0;
+    return wenc_node(p, i, v, g, 0);
+}
+
+static int both_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *g, WEnc *cm, int *alive) {
+    PyObject *s = PyUnicode_Substring(v, a, b);
+    if (s == NULL) return -1;
+    int rc = wenc_both(p, i, s, g, cm, alive);
+    Py_DECREF(s);
+    return rc;
+}
+
+static int both_int(Program *p, Py_ssize_t i, long long n, WEnc *g, WEnc *cm, int *alive) {
+    PyObject *o = PyLong_FromLongLong(n);
+    if (o == NULL) return -1;
+    int rc = wenc_both(p, i, o, g, cm, alive);
+    Py_DECREF(o);
+    return rc;
+}
+
+/* The hit symbol of an escaping node: the general rules' only. */
+static inline int both_hit(WNode *w, WEnc *g) { return wput(g, w->esc, w->total - w->esc, w->total); }
+
+static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, int *alive) {
+    if (!*alive) return wenc_node(p, i, v, g, 0);
+    WNode *w = &p->nodes[i];
+    switch (w->kind) {
+    case K_CAT: {
+        int err;
+        Py_ssize_t k = cat_entry(w, v, &err);
+        if (err) return -1;
+        Table *t = w->table;
+        if (k >= 0) {
+            if (wput(g, t->start[k], t->freq[k], w->total) < 0) return -1;
+            if (!w->leaves) return wput(cm, t->start[k], t->freq[k], w->total);
+            if (t->k == 1) return 0;
+            return wput(cm, t->start[k] - w->esc, t->freq[k], w->total - w->esc);
+        }
+        if (wput(g, 0, w->esc, w->total) < 0) return -1;
+        if (w->leaves) {
+            *alive = 0;
+            return wenc_node(p, w->other, v, g, 0);
+        }
+        if (wput(cm, 0, w->esc, w->total) < 0) return -1;
+        return wenc_both(p, w->other, v, g, cm, alive);
+    }
+    case K_SHAPE: {
+        Py_ssize_t at[64];
+        if (!PyUnicode_CheckExact(v) || !shape_match(w, v, at)) break;
+        if (both_hit(w, g) < 0) return -1;
+        for (Py_ssize_t j = 0; j < w->nkids; j++)
+            if (both_sub(p, w->kids[j], v, at[2 * j], at[2 * j + 1], g, cm, alive) < 0) return -1;
+        return 0;
+    }
+    case K_WORDS: {
+        if (!PyUnicode_CheckExact(v)) break;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(v);
+        if (len == 0) break;
+        if (!w->tokens) {
+            int kind = PyUnicode_KIND(v), fits = 1;
+            const void *data = PyUnicode_DATA(v);
+            if (PyUnicode_READ(kind, data, 0) == ' ' || PyUnicode_READ(kind, data, len - 1) == ' ') break;
+            for (Py_ssize_t q = 1; q < len && fits; q++)
+                fits = !(PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ');
+            if (!fits) break;
+        }
+        Py_ssize_t np;
+        Py_ssize_t *at = word_parts(w, v, &np);
+        if (at == NULL) return -1;
+        int rc = both_hit(w, g);
+        if (rc == 0) rc = both_int(p, w->a, np, g, cm, alive);
+        cm->items += np;
+        for (Py_ssize_t j = 0; j < np && rc == 0; j++)
+            rc = both_sub(p, w->kids[j < w->nkids ? j : w->nkids - 1], v, at[2 * j], at[2 * j + 1], g, cm, alive);
+        PyMem_Free(at);
+        return rc;
+    }
+    case K_ARRAY: {
+        if (!PyList_CheckExact(v)) break;
+        if (both_hit(w, g) < 0) return -1;
+        if (both_int(p, w->a, PyList_GET_SIZE(v), g, cm, alive) < 0) return -1;
+        cm->items += PyList_GET_SIZE(v);
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(v); j++) {
+            PyObject *x = PyList_GET_ITEM(v, j);
+            Py_INCREF(x);
+            int rc = wenc_both(p, w->b, x, g, cm, alive);
+            Py_DECREF(x);
+            if (rc < 0) return -1;
+        }
+        return 0;
+    }
+    case K_OBJECT: {
+        Py_ssize_t n = w->nkids;
+        if (!PyDict_CheckExact(v) || PyDict_GET_SIZE(v) != n) break;
+        PyObject *vals = PyTuple_New(n), *k, *x;
+        if (vals == NULL) return -1;
+        Py_ssize_t pos = 0, j = 0;
+        int fits = 1;
+        while (PyDict_Next(v, &pos, &k, &x)) {  /* the keys first: no Python code runs here */
+            PyObject *key = PyTuple_GET_ITEM(w->keys, j);
+            if (k != key) {
+                int same = PyObject_RichCompareBool(k, key, Py_EQ);
+                if (same < 0) { Py_DECREF(vals); return -1; }
+                if (!same) { fits = 0; break; }
+            }
+            Py_INCREF(x);
+            PyTuple_SET_ITEM(vals, j, x);
+            j++;
+        }
+        if (!fits || j != n) { Py_DECREF(vals); break; }
+        int rc = both_hit(w, g);
+        for (j = 0; j < n && rc >= 0; j++) {
+            PyObject *item = PyTuple_GET_ITEM(vals, j);
+            WNode *kid = &p->nodes[w->kids[j]];
+            if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < j) {
+                PyObject *src = PyTuple_GET_ITEM(vals, kid->source);
+                if (*alive) {
+                    rc = wenc_rule(p, w->kids[j], item, src, cm, 1);
+                    if (rc == 1) *alive = 0;
+                }
+                if (rc >= 0) rc = wenc_rule(p, w->kids[j], item, src, g, 0);
+            } else if (w->rule[j]) {
+                PyObject *ctx = PyTuple_GetSlice(vals, 0, j), *lst = ctx ? PySequence_List(ctx) : NULL;
+                Py_XDECREF(ctx);
+                if (lst == NULL) { rc = -1; break; }
+                if (*alive) {
+                    rc = wenc_call(PyObject_CallMethodObjArgs(kid->py, S_encode_common_in, item, (PyObject *)cm, lst, NULL));
+                    if (rc == 1) *alive = 0;
+                }
+                if (rc >= 0) rc = wenc_call(PyObject_CallMethodObjArgs(kid->py, S_encode_in, item, (PyObject *)g, lst, NULL));
+                Py_DECREF(lst);
+            } else {
+                rc = wenc_both(p, w->kids[j], item, g, cm, alive);
+            }
+        }
+        Py_DECREF(vals);
+        return rc < 0 ? -1 : 0;
+    }
+    default:
+        return both_separately(p, i, v, g, cm, alive);
+    }
+    /* a shape, words, array or object the value does not fit: off the common path */
+    *alive = 0;
+    return wenc_node(p, i, v, g, 0);
+}
+
+/* program.encode_both(value, general, common): both paths in one walk (format 6); True when the
+ * value is on the common path (its payload is then common's). */
+static PyObject *program_encode_both(Program *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || Py_TYPE(args[1]) != &WEncType || Py_TYPE(args[2]) != &WEncType || p->n == 0) {
+        PyErr_SetString(PyExc_TypeError, "encode_both(value, general: WalkEncoder, common: WalkEncoder)");
+        return NULL;
+    }
+    int alive = 1;
+    if (Py_EnterRecursiveCall(" in the learned-model walk")) return NULL;
+    int rc = wenc_both(p, 0, args[0], (WEnc *)args[1], (WEnc *)args[2], &alive);
+    Py_LeaveRecursiveCall();
+    if (rc < 0) return NULL;
+    return PyBool_FromLong(alive);
+}
+
 /* program.encode(value, encoder, common=False): code value through node 0 by the general
  * rules, or by the common path's (format 6); False when the value leaves the common path. */
 static PyObject *program_encode(Program *p, PyObject *const *args, Py_ssize_t nargs) {
@@ -2454,6 +2625,7 @@ static PyObject *program_decode(Program *p, PyObject *const *args, Py_ssize_t na
 static PyMethodDef program_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))program_encode, METH_FASTCALL, "Code a value by the general rules."},
     {"decode", (PyCFunction)(void (*)(void))program_decode, METH_FASTCALL, "Decode a value by the general rules, or the common path's."},
+    {"encode_both", (PyCFunction)(void (*)(void))program_encode_both, METH_FASTCALL, "Both paths in one walk (format 6)."},
     {NULL},
 };
 

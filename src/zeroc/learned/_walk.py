@@ -177,6 +177,15 @@ class Walk:
             return None
         return enc.finish(self.side)
 
+    def encode_both(self, value: Any) -> tuple[bytes, bool]:
+        """Format 6: the payload of ``value``, and whether it is on the common path, from one
+        walk that writes both paths' symbols until the value leaves the common one."""
+        general, common = _native.WalkEncoder(True), _native.WalkEncoder(True)
+        general.put(*self.off)
+        common.put(*self.on)
+        on = self.program.encode_both(value, general, common)
+        return (common if on else general).finish(self.side), on
+
     def encode(self, value: Any) -> bytes:
         enc = _native.WalkEncoder(self.range)
         enc.put(*self.off)
