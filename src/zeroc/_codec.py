@@ -229,8 +229,8 @@ class Codec:
         """The model's payload, counted for :meth:`drift`; LimitExceeded past the symbol limit."""
         model = self._encode_model
         assert model is not None
-        # Format 6 in C walks both paths at once (Model.encode); else the common path first.
-        tried = type(value) is dict and (model.version < 6 or model._walk is None)
+        # Models whose messages mostly leave the common path walk both at once (Model.encode).
+        tried = type(value) is dict and not model._both
         payload = model._fast_encode(value) if tried else None
         if payload is None:  # off the common path (or not a dict): the general rules
             payload = self._model_payload(model, self._as_value(value), not tried)

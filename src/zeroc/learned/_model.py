@@ -65,6 +65,9 @@ class Model:
         )
         native = native and _generate.NATIVE
         self._walk = _walk.Walk(root, (self.on, self.off), side, version) if native else None
+        # Where most messages leave the common path, format 6 walks both paths at once; where
+        # most stay on it, the common path alone first (writing both would cost them).
+        self._both = version >= 6 and self._walk is not None and 2 * common < samples
         if version >= 6:
             self._fast_encode: Callable[[Any], bytes | None] = (
                 self._common_encode if self._walk is None else self._walk.encode_common
@@ -111,7 +114,7 @@ class Model:
     def encode(self, value: Any, common: bool = True) -> bytes:
         """The payload of ``value``; ``common=False`` when the caller has found it off the
         common path already (``_fast_encode`` gave None)."""
-        if common and self.version >= 6 and self._walk is not None:
+        if common and self._both and self._walk is not None:
             payload, on = self._walk.encode_both(value)
             self.misses += not on
             return payload
