@@ -176,6 +176,27 @@ def test_encoder_and_payload_are_python_integer_steps(
     assert e.payload() == (k.to_bytes(n, "big") if n else b"")
 
 
+def test_a_searched_table_finds_the_entries_of_the_slot_array() -> None:
+    """Large tables find a slot's entry by buckets and a short search, not a slot array: both
+    give the same entry for every slot (vocabularies of thousands of words, skewed counts)."""
+    rng = random.Random(5)
+    for k in [1, 2, 3, 17, 1000, 4096, 5000]:
+        freqs = [rng.choice([1, 1, 2, 3, 5, 12]) for _ in range(k)]
+        freqs[rng.randrange(k)] += 20_000  # one common word
+        esc = rng.choice([0, 1, 9])
+        total = esc + sum(freqs)
+        assert total - esc <= 1 << 16  # where the slot array is made
+        values = [object() for _ in freqs]
+        direct = _native.Table(freqs, values, total, esc, None, True)
+        searched = _native.Table(freqs, values, total, esc, None, False)
+        for _ in range(300):
+            data = rng.randbytes(12)
+            a, b = _native.decoder(data, 0, 1, 1), _native.decoder(data, 0, 1, 1)
+            assert a is not None and b is not None
+            for _ in range(4):
+                assert a.sym(direct) is b.sym(searched)
+
+
 def test_payloads_that_decode_to_the_end_are_canonical_exactly_when_the_check_says() -> None:
     """Random payloads against a random symbol sequence: where end() says canonical, the full
     check passes; where the full check passes at the usual lengths, end() says so too."""
@@ -512,7 +533,7 @@ def test_the_native_walk_covers_every_node_kind() -> None:
     letters = fm.Categorical.learn(["ab", "c"])
     date = fm.Shape(("", "-", ":", ""), "99a", [digits, digits, letters], 1, 9)
     words = fm.Words(fm.Categorical.learn([1, 2, 3]), [fm.Categorical.learn(["x", "y"])] * 2, 1, 9)
-    parts = fm.Categorical.learn(["ab", "-", "7"])
+    parts = fm.Categorical.learn(["ab", "-", "7", "日"])  # spans are found across string kinds
     tokens = fm.Words(fm.Magnitude.learn([1, 2, 5]), [parts], 1, 9, tokens=True)
     number = fm.Template("", 0, fm.IntRange(0, 100, 1, 9), 1, 9)
     inner = fm.Object(
@@ -544,8 +565,8 @@ def test_the_native_walk_covers_every_node_kind() -> None:
             "price": rng.choice([1.99, 0.05, -0.0, 0.0, 1e300, float("inf"), 1.234, 3, 12345678901234.5]),
             "code": rng.choice(["SKU-0042", "SKU-42", "SKU-00420", "sku-0042", "SKU-٠١٢٣", ""]),
             "when": rng.choice(["1-2:ab", "1-2:c", "12-4:ab", "1-2:", "1-2:ab3", "a-2:c", "1-2:é", 5]),
-            "text": rng.choice(["x y", "x  y", " x", "x y x y", "", "ü", 3]),
-            "tok": rng.choice(["ab-7", "ab7", "a", "--", "", "日本", None]),
+            "text": rng.choice(["x y", "x  y", " x", "x y x y", "", "ü", "x 日 y", "y 😀 x", 3]),
+            "tok": rng.choice(["ab-7", "ab7", "a", "--", "", "日本", "ab日😀-7", "日ab", None]),
             "tags": rng.choice([[], ["a", 1], [2.5, True, None, {"k": [1]}, {"k": [2]}, 8, 99], "no"]),
             "attrs": rng.choice([{}, {"1": "a", "22": 2.5}, {"01": None}, {"x": 1}, [1]]),
             "any": rng.choice(["z", "y", 1.0]),
