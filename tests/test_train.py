@@ -87,6 +87,21 @@ def test_bytes_samples() -> None:
     assert d.serialization == "bytes" and codec.decode(codec.encode(samples[3])) == samples[3]
 
 
+def test_progress_counts_the_fields_of_every_key_order() -> None:
+    """Records with optional keys learn one object per key order: progress counts all their
+    fields, so the phase is never silent while the later key orders are learned."""
+    seen: list[tuple[str, int, int]] = []
+    notes = [{"note": f"n{i % 7}"} if i % 3 == 0 else {} for i in range(600)]
+    rows = [{"id": i, "kind": "ab"[i % 2]} | note for i, note in enumerate(notes)]
+    zeroc.train(
+        rows,
+        candidates=[("learned", 19)],
+        progress=lambda stage, done, total: seen.append((stage, done, total)),
+    )
+    fields = [(done, total) for stage, done, total in seen if stage == "learn field model" and total > 1]
+    assert fields == [(j, 5) for j in range(5)]  # (id, kind), then (id, kind, note)
+
+
 def test_max_samples_trains_on_a_uniform_sample_in_order() -> None:
     """max_samples keeps a seeded uniform sample, in input order, reading the input once (a
     generator works); the progress callback hears the model's fields as they are learned."""

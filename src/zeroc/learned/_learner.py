@@ -50,12 +50,24 @@ MAX_SHAPES = 16  # key orders an object's chain of shapes may hold
 MAP_SHAPES = 8  # objects of this many key sets, and 4x more keys than an object holds, may be maps
 
 
+class _Tally:
+    """Fields learned of the top-level object's chain of key orders, for a progress callback."""
+
+    def __init__(self, say: Callable[[int, int], None], total: int) -> None:
+        self.say, self.done, self.total = say, 0, total
+
+    def step(self) -> None:
+        self.say(min(self.done, self.total - 1), self.total)
+        self.done += 1
+
+
 class Learner:
     """Chooses, for every field, the cheapest model among the candidates its values allow.
 
     ``text`` prices side-stream bytes: their size once compressed with the trained dictionary
     when there is one (so free text that zstd compresses well is left to zstd). ``progress``
-    hears (fields learned, fields) as the top-level object's fields are learned."""
+    hears (fields learned, fields) as the top-level object's fields are learned, those of
+    every key order in its chain counted."""
 
     def __init__(
         self,
@@ -183,25 +195,28 @@ class Learner:
         candidate = Map(self.learn([len(v) for v in values]), names, items, 1, len(values))
         return candidate if self.cost(candidate, values) < self.cost(node, values) else node
 
-    def _object(self, values: list[dict[str, Any]], shapes: int = 1) -> Object:
+    def _object(self, values: list[dict[str, Any]], shapes: int = 1, tally: _Tally | None = None) -> Object:
         """The most common key order's object; the others escape to the next most common's
         (at most ``MAX_SHAPES`` in a chain, each seen at least twice) where that codes its own
         objects for less than their JSON text (priced on those alone, so that the chain costs
         one pass over the values, not one per link)."""
         n = len(values)
-        shape, count = Counter(tuple(v) for v in values).most_common(1)[0]
+        ranked = Counter(tuple(v) for v in values).most_common(MAX_SHAPES)
+        shape, count = ranked[0]
+        if self.progress is not None:  # the top-level object reports; nested ones do not
+            chain = [s for i, (s, c) in enumerate(ranked) if i == 0 or c >= 2]
+            tally, self.progress = _Tally(self.progress, sum(map(len, chain))), None
         rows = [v for v in values if tuple(v) == shape]
         columns = [[r[k] for r in rows] for k in shape]
-        say, self.progress = self.progress, None  # the top-level object reports; nested ones do not
         children = []
         for j in range(len(shape)):
-            if say is not None:
-                say(j, len(shape))
+            if tally is not None:
+                tally.step()
             children.append(self._child(columns, j))
         node = Object(shape, children, n - count + 1, count)
         rest = [v for v in values if tuple(v) != shape]
         if rest and shapes < MAX_SHAPES and Counter(tuple(v) for v in rest).most_common(1)[0][1] >= 2:
-            other = self._object(rest, shapes + 1)
+            other = self._object(rest, shapes + 1, tally)
             own = [v for v in rest if other.fits(v)]
             if self.cost(other, own) < self.cost(Raw(), own):
                 node.other = other
