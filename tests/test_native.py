@@ -56,6 +56,24 @@ def pure_python(model: Model) -> Model:
         _generate.NATIVE = saved
 
 
+def mutated(rng: random.Random, payload: bytes) -> bytes:
+    """``payload`` with bits flipped, cut short, extended, or replaced by random bytes."""
+    b = bytearray(payload)
+    r = rng.random()
+    if r < 0.35 and b:
+        for _ in range(rng.randint(1, 3)):
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+    elif r < 0.6:
+        b = b[: rng.randrange(len(b) + 1)]
+    elif r < 0.8:
+        b += rng.randbytes(rng.randint(1, 8))
+    elif r < 0.95:
+        b = bytearray(rng.randbytes(rng.randint(0, 400)))
+    else:
+        b = bytearray(rng.randbytes(rng.randint(400, 2000)))
+    return bytes(b)
+
+
 def _outcome(fn: object, arg: object) -> object:
     try:
         return ("value", fn(arg))  # type: ignore[operator]
@@ -347,21 +365,9 @@ def test_native_and_pure_python_decoders_agree_on_random_and_mutated_payloads() 
         cases.append((m, pure_python(m), payloads))
     for _ in range(20_000):
         m, pure, payloads = rng.choice(cases)
-        b = bytearray(rng.choice(payloads))
-        r = rng.random()
-        if r < 0.2:
-            b = bytearray(rng.randbytes(rng.randint(0, 64)))
-        elif r < 0.5:
-            for _ in range(rng.randint(1, 3)):
-                b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
-        elif r < 0.7:
-            b = b[: rng.randrange(len(b) + 1)]
-        elif r < 0.9:
-            b += rng.randbytes(rng.randint(1, 8))
-        else:
-            b = bytearray(rng.randbytes(rng.randint(100, 2000)))
-        got = _outcome(m._fast_decode, bytes(b))
-        assert got == _outcome(pure._fast_decode, bytes(b)), bytes(b).hex()
+        b = mutated(rng, rng.choice(payloads))
+        got = _outcome(m._fast_decode, b)
+        assert got == _outcome(pure._fast_decode, b), b.hex()
         if got[0] == "value" and got[1] is not _generate.fm.OFF:
             assert m._fast_encode(got[1]) == pure._fast_encode(got[1])
 
@@ -457,16 +463,9 @@ def test_native_and_pure_python_agree_on_a_format_5_model() -> None:
     payloads += [bytes.fromhex(v["frame_hex"])[1:] for v in doc["invalid"]]
     rng = random.Random(31)
     for _ in range(3000):
-        b = bytearray(rng.choice(payloads))
-        r = rng.random()
-        if r < 0.3 and b:
-            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
-        elif r < 0.6:
-            b = b[: rng.randrange(len(b) + 1)]
-        elif r < 0.8:
-            b = bytearray(rng.randbytes(rng.randint(0, 400)))
-        got = _outcome(m._fast_decode, bytes(b))
-        assert got == _outcome(pure._fast_decode, bytes(b)), bytes(b).hex()
+        b = mutated(rng, rng.choice(payloads))
+        got = _outcome(m._fast_decode, b)
+        assert got == _outcome(pure._fast_decode, b), b.hex()
 
 
 # -- the general rules walked in C (zeroc/learned/_walk.py) against the nodes' Python walk ---------
@@ -492,18 +491,9 @@ def assert_same_walk(model: Model, values: list[object], rng: random.Random) -> 
         payloads.append(a)
     assert payloads
     for _ in range(20 * len(payloads)):
-        b = bytearray(rng.choice(payloads))
-        r = rng.random()
-        if r < 0.4 and b:
-            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
-        elif r < 0.7:
-            b = b[: rng.randrange(len(b) + 1)]
-        elif r < 0.85:
-            b += rng.randbytes(rng.randint(1, 8))
-        else:
-            b = bytearray(rng.randbytes(rng.randint(0, 300)))
-        got = _outcome(model.decode, bytes(b))
-        assert got == _outcome(pure.decode, bytes(b)), bytes(b).hex()
+        b = mutated(rng, rng.choice(payloads))
+        got = _outcome(model.decode, b)
+        assert got == _outcome(pure.decode, b), b.hex()
 
 
 @pytest.mark.parametrize("name", ["tweets", "github_events", "jenkins_jobs", "faker_users", "aws_operations"])
@@ -606,18 +596,9 @@ def test_format_6_vectors_on_the_native_and_the_pure_python_coder() -> None:
                 model.decode(payload)
     rng = random.Random(61)
     for _ in range(4000):
-        b = bytearray(rng.choice(payloads))
-        r = rng.random()
-        if r < 0.4 and b:
-            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
-        elif r < 0.7:
-            b = b[: rng.randrange(len(b) + 1)]
-        elif r < 0.85:
-            b += rng.randbytes(rng.randint(1, 8))
-        else:
-            b = bytearray(rng.randbytes(rng.randint(0, 300)))
-        got = _outcome(m.decode, bytes(b))
-        assert got == _outcome(pure.decode, bytes(b)), bytes(b).hex()
+        b = mutated(rng, rng.choice(payloads))
+        got = _outcome(m.decode, b)
+        assert got == _outcome(pure.decode, b), b.hex()
 
 
 def test_the_native_walk_codes_table_rules_as_python() -> None:

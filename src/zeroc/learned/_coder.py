@@ -61,6 +61,34 @@ def code_length(n: int) -> list[tuple[int, int, int]]:
     return ops
 
 
+def read_head(dec: Any, data: bytes) -> tuple[int, int]:
+    """A payload's head (spec §1.1) read by ``dec``: the side stream's (size, mode), (0, raw)
+    without one."""
+    if dec.peek(FLAG_TOTAL) >= 1:
+        dec.take(*NO_SIDE)
+        return 0, SIDE_RAW
+    dec.take(0, 1, FLAG_TOTAL)
+    width = dec.uniform(64)
+    size = width if width < 2 else (1 << (width - 1)) + dec.uniform(1 << (width - 1))
+    mode = dec.uniform(SIDE_MODES)
+    if size > len(data):
+        raise DecodeError("side stream is longer than the payload")
+    return size, mode
+
+
+def side_stream(data: bytes, size: int, mode: int, engine: Any, max_size: int) -> bytes:
+    """The last ``size`` bytes of a payload as the side stream's content."""
+    buf = data[len(data) - size :]
+    if mode == SIDE_RAW:
+        return buf
+    if engine is None:
+        raise DecodeError("side stream is compressed and this model has no dictionary")
+    out: bytes = engine.decompress(Method(mode), buf, max_size)
+    if len(out) <= size:
+        raise DecodeError("compressed side stream is not smaller than its content")
+    return out
+
+
 def shortest(low: int, rng: int, den: int, contained: bool) -> tuple[int, int]:
     """The canonical (n, k): k / 256^n lies in [low/den, (low+rng)/den) — all of
     [k/256^n, (k+1)/256^n) does when side bytes follow — with n the first that works counting
@@ -205,28 +233,12 @@ class Decoder:
         self.arith = len(data)
         self._load(0, min(len(data), BLOCK_BYTES if blocks else LEGACY_BYTES))
         self.budget = MAX_SYMBOLS + 8 + (PER_BYTE * len(data) if blocks else 0)  # body and head
-        has_side = self.peek(FLAG_TOTAL) < 1
-        self.take(0, 1, FLAG_TOTAL) if has_side else self.take(*NO_SIDE)
-        size, mode = 0, SIDE_RAW
-        if has_side:
-            width = self.uniform(64)
-            size = (
-                0 if width == 0 else 1 if width == 1 else (1 << (width - 1)) + self.uniform(1 << (width - 1))
-            )
-            mode = self.uniform(SIDE_MODES)
-        if size > len(data):
-            raise DecodeError("side stream is longer than the payload")
+        size, mode = read_head(self, data)
         self.arith = len(data) - size
         if not blocks and self.arith > LEGACY_BYTES:
             raise DecodeError("learned-model payload is longer than any of its format")
         self.blocks, self.bden, self.brng = blocks, 1, 1
-        self.buf, self.pos = data[self.arith :], 0
-        if mode != SIDE_RAW:
-            if engine is None:
-                raise DecodeError("side stream is compressed and this model has no dictionary")
-            self.buf = engine.decompress(Method(mode), self.buf, max_size)
-            if len(self.buf) <= size:
-                raise DecodeError("compressed side stream is not smaller than its content")
+        self.buf, self.pos = side_stream(data, size, mode, engine, max_size), 0
 
     def _load(self, start: int, end: int) -> None:
         """Read the block starting at ``start`` as the fraction of bytes ``start..end``."""
@@ -415,24 +427,10 @@ class RangeDecoder:
         self.x = int.from_bytes(data[:8].ljust(8, b"\0"), "big")
         self.rng, self.n = TOP - 1, 0
         self.budget = MAX_SYMBOLS + PER_BYTE * len(data)
-        has_side = self.peek(FLAG_TOTAL) < 1
-        self.take(0, 1, FLAG_TOTAL) if has_side else self.take(*NO_SIDE)
-        size, mode = 0, SIDE_RAW
-        if has_side:
-            width = self.uniform(64)
-            size = width if width < 2 else (1 << (width - 1)) + self.uniform(1 << (width - 1))
-            mode = self.uniform(SIDE_MODES)
-        if size > len(data):
-            raise DecodeError("side stream is longer than the payload")
+        size, mode = read_head(self, data)
         self.side = size > 0
         self.arith = len(data) - size
-        self.buf, self.pos = data[self.arith :], 0
-        if mode != SIDE_RAW:
-            if engine is None:
-                raise DecodeError("side stream is compressed and this model has no dictionary")
-            self.buf = engine.decompress(Method(mode), self.buf, max_size)
-            if len(self.buf) <= size:
-                raise DecodeError("compressed side stream is not smaller than its content")
+        self.buf, self.pos = side_stream(data, size, mode, engine, max_size), 0
 
     def peek(self, total: int) -> int:
         s: int = self.x // (self.rng // total)

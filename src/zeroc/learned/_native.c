@@ -1963,6 +1963,41 @@ static Py_ssize_t *word_parts(WNode *w, PyObject *v, Py_ssize_t *np) {
     return at;
 }
 
+/* Object.fits's values: a new tuple of v's values when v is a dict with exactly the node's
+ * keys in its order; NULL with no error when it is not; NULL with an error. */
+static PyObject *object_values(WNode *w, PyObject *v) {
+    Py_ssize_t n = w->nkids, pos = 0, j = 0;
+    if (!PyDict_CheckExact(v) || PyDict_GET_SIZE(v) != n) return NULL;
+    PyObject *vals = PyTuple_New(n), *k, *x;
+    if (vals == NULL) return NULL;
+    while (PyDict_Next(v, &pos, &k, &x)) {  /* the keys first: no Python code runs here */
+        PyObject *key = PyTuple_GET_ITEM(w->keys, j);
+        if (k != key) {
+            int same = PyObject_RichCompareBool(k, key, Py_EQ);
+            if (same <= 0) { Py_DECREF(vals); return NULL; }
+        }
+        Py_INCREF(x);
+        PyTuple_SET_ITEM(vals, j, x);
+        j++;
+    }
+    if (j != n) { Py_DECREF(vals); return NULL; }
+    return vals;
+}
+
+/* Words.fits: a non-empty str and, for words (not tokens), single spaces between them. */
+static int words_fit(WNode *w, PyObject *v) {
+    if (!PyUnicode_CheckExact(v)) return 0;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(v);
+    if (len == 0) return 0;
+    if (w->tokens) return 1;
+    int kind = PyUnicode_KIND(v);
+    const void *data = PyUnicode_DATA(v);
+    if (PyUnicode_READ(kind, data, 0) == ' ' || PyUnicode_READ(kind, data, len - 1) == ' ') return 0;
+    for (Py_ssize_t q = 1; q < len; q++)
+        if (PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ') return 0;
+    return 1;
+}
+
 /* A categorical's hit on one path (c: the common path's symbol, without escape mass where an
  * unseen value leaves it). */
 static inline int cat_put(WNode *w, Py_ssize_t k, WEnc *e, int c) {
@@ -2124,18 +2159,7 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
         return 0;
     }
     case K_WORDS: {
-        if (!PyUnicode_CheckExact(v)) break;
-        Py_ssize_t len = PyUnicode_GET_LENGTH(v);
-        if (len == 0) break;
-        if (!w->tokens) {
-            int kind = PyUnicode_KIND(v);
-            const void *data = PyUnicode_DATA(v);
-            if (PyUnicode_READ(kind, data, 0) == ' ' || PyUnicode_READ(kind, data, len - 1) == ' ') break;
-            fits = 1;
-            for (Py_ssize_t q = 1; q < len && fits; q++)
-                fits = !(PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ');
-            if (!fits) break;
-        }
+        if (!words_fit(w, v)) break;
         Py_ssize_t np;
         Py_ssize_t *at = word_parts(w, v, &np);
         if (at == NULL) return -1;
@@ -2149,25 +2173,13 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
     }
     case K_OBJECT: {
         Py_ssize_t n = w->nkids;
-        if (!PyDict_CheckExact(v) || PyDict_GET_SIZE(v) != n) break;
-        PyObject *vals = PyTuple_New(n), *k, *x;
-        if (vals == NULL) return -1;
-        Py_ssize_t pos = 0, j = 0;
-        fits = 1;
-        while (PyDict_Next(v, &pos, &k, &x)) {  /* the keys first: no Python code runs here */
-            PyObject *key = PyTuple_GET_ITEM(w->keys, j);
-            if (k != key) {
-                int same = PyObject_RichCompareBool(k, key, Py_EQ);
-                if (same < 0) { Py_DECREF(vals); return -1; }
-                if (!same) { fits = 0; break; }
-            }
-            Py_INCREF(x);
-            PyTuple_SET_ITEM(vals, j, x);
-            j++;
+        PyObject *vals = object_values(w, v);
+        if (vals == NULL) {
+            if (PyErr_Occurred()) return -1;
+            break;
         }
-        if (!fits || j != n) { Py_DECREF(vals); fits = 0; break; }
         int rc = c ? 0 : wput(e, w->esc, w->total - w->esc, w->total);
-        for (j = 0; j < n && rc == 0; j++) {
+        for (Py_ssize_t j = 0; j < n && rc == 0; j++) {
             PyObject *item = PyTuple_GET_ITEM(vals, j);
             WNode *kid = &p->nodes[w->kids[j]];
             if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < j) {
@@ -2296,17 +2308,7 @@ static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, i
         return 0;
     }
     case K_WORDS: {
-        if (!PyUnicode_CheckExact(v)) break;
-        Py_ssize_t len = PyUnicode_GET_LENGTH(v);
-        if (len == 0) break;
-        if (!w->tokens) {
-            int kind = PyUnicode_KIND(v), fits = 1;
-            const void *data = PyUnicode_DATA(v);
-            if (PyUnicode_READ(kind, data, 0) == ' ' || PyUnicode_READ(kind, data, len - 1) == ' ') break;
-            for (Py_ssize_t q = 1; q < len && fits; q++)
-                fits = !(PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ');
-            if (!fits) break;
-        }
+        if (!words_fit(w, v)) break;
         Py_ssize_t np;
         Py_ssize_t *at = word_parts(w, v, &np);
         if (at == NULL) return -1;
@@ -2334,25 +2336,13 @@ static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, i
     }
     case K_OBJECT: {
         Py_ssize_t n = w->nkids;
-        if (!PyDict_CheckExact(v) || PyDict_GET_SIZE(v) != n) break;
-        PyObject *vals = PyTuple_New(n), *k, *x;
-        if (vals == NULL) return -1;
-        Py_ssize_t pos = 0, j = 0;
-        int fits = 1;
-        while (PyDict_Next(v, &pos, &k, &x)) {  /* the keys first: no Python code runs here */
-            PyObject *key = PyTuple_GET_ITEM(w->keys, j);
-            if (k != key) {
-                int same = PyObject_RichCompareBool(k, key, Py_EQ);
-                if (same < 0) { Py_DECREF(vals); return -1; }
-                if (!same) { fits = 0; break; }
-            }
-            Py_INCREF(x);
-            PyTuple_SET_ITEM(vals, j, x);
-            j++;
+        PyObject *vals = object_values(w, v);
+        if (vals == NULL) {
+            if (PyErr_Occurred()) return -1;
+            break;
         }
-        if (!fits || j != n) { Py_DECREF(vals); break; }
         int rc = both_hit(w, g);
-        for (j = 0; j < n && rc >= 0; j++) {
+        for (Py_ssize_t j = 0; j < n && rc >= 0; j++) {
             PyObject *item = PyTuple_GET_ITEM(vals, j);
             WNode *kid = &p->nodes[w->kids[j]];
             if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < j) {
