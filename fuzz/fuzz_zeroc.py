@@ -155,7 +155,8 @@ def seeds(target: str) -> list[bytes]:
     """The golden vectors an entry point reads, as its first corpus (with the selector byte
     where the target takes one)."""
     out: list[bytes] = []
-    docs = [json.loads((VECTORS / n).read_text()) for n in ("vectors.json", "streams-2.json")]
+    names = ("vectors.json", "streams-2.json", "sessions-1.json")
+    docs = [json.loads((VECTORS / n).read_text()) for n in names]
     if target in ("frame", "http"):
         for doc in docs:
             valid = doc.get("valid", [])

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from tests.conftest import DATA
 from zeroc.workloads import generate
@@ -58,6 +59,24 @@ def test_train_encode_decode_inspect_json(orders: Path) -> None:
     meta = json.loads(run("inspect", "--json", str(dict_path)).stdout)
     assert meta["kind"] == "dictionary" and meta["serialization"] == "json"
     assert "candidate zstd-3" in run("inspect", str(dict_path)).stdout
+
+
+def test_encode_session_streams_are_smaller_and_decode_exactly(orders: Path) -> None:
+    """--session: one context for the whole file (issue 17), read back by the same decode. Its
+    coding is zstd's: smaller than a zstd dictionary's frames and than zstd -19 of the file."""
+    dict_path = orders / "orders-zstd.zcd"
+    run("train", str(orders / "orders.ndjson"), "-o", str(dict_path), "--size", "16384", "--only", "zstd")
+    src = str(orders / "orders.ndjson")
+    run("encode", "--dict", str(dict_path), src, "-o", str(orders / "s.zcs"), "--session")
+    run("encode", "--dict", str(dict_path), src, "-o", str(orders / "f.zcs"))
+    run("decode", "--dict", str(dict_path), str(orders / "s.zcs"), "-o", str(orders / "s.ndjson"))
+    original = [json.loads(x) for x in (orders / "orders.ndjson").read_text().splitlines()]
+    assert [json.loads(x) for x in (orders / "s.ndjson").read_text().splitlines()] == original
+    size = (orders / "s.zcs").stat().st_size
+    assert size < 0.7 * (orders / "f.zcs").stat().st_size
+    assert size < len(zstandard.ZstdCompressor(level=19).compress((orders / "orders.ndjson").read_bytes()))
+    info = json.loads(run("inspect", "--json", str(orders / "s.zcs")).stdout)
+    assert info["kind"] == "session stream" and info["messages"] == 1500 and info["checksummed"]
 
 
 def test_train_shows_its_progress_and_takes_a_sample(orders: Path) -> None:

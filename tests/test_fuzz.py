@@ -36,6 +36,7 @@ def frames(codecs: list[Codec]) -> list[bytes]:
         for m in generate(kind, 20, seed=5):
             out.append(c.encode(m))
         out.append(c.encode_stream(generate(kind, 3, seed=6)))
+        out.append(c.encode_stream(generate(kind, 3, seed=7), session=True))
     out.append(Codec().encode({"big": "z" * 200_000}))
     return out
 

@@ -15,6 +15,8 @@ def test_exports_are_pinned() -> None:
             "InvalidDictionary",
             "LimitExceeded",
             "Schema",
+            "SessionDecoder",
+            "SessionEncoder",
             "TrainingError",
             "TruncatedFrame",
             "UnknownDictionary",

@@ -21,6 +21,7 @@ from zeroc._errors import (
     ZerocError,
 )
 from zeroc._schema import Schema
+from zeroc._session import SessionDecoder, SessionEncoder
 from zeroc._train import train
 
 __version__ = "0.1.0"
@@ -37,6 +38,8 @@ __all__ = [
     "InvalidDictionary",
     "LimitExceeded",
     "Schema",
+    "SessionDecoder",
+    "SessionEncoder",
     "TrainingError",
     "TruncatedFrame",
     "UnknownDictionary",

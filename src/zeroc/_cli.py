@@ -181,6 +181,13 @@ def _codec(
     show_default=True,
     help="a CRC-32 in every frame, in a checksummed stream (version 2) that refuses a frame without",
 )
+@click.option(
+    "--session/--frames",
+    default=False,
+    show_default=True,
+    help="--session: each message coded with the ones before it as history (smaller, read in order); "
+    "--frames: independent frames, any one decodable alone",
+)
 def encode_cmd(
     input: str,
     dict_path: str | None,
@@ -189,11 +196,12 @@ def encode_cmd(
     message: str | None,
     output: str,
     checksum: bool,
+    session: bool,
 ) -> None:
-    """Encode INPUT (NDJSON, or a JSON array) into a Zeroc frame stream."""
+    """Encode INPUT (NDJSON, or a JSON array) into a Zeroc stream."""
     codec = _codec(dict_path, _schema(schema, proto, message), checksum=checksum)
     values = list(_read_json(Path(input)))
-    data = codec.encode_stream(values)
+    data = codec.encode_stream(values, session=session)
     Path(output).write_bytes(data)
     raw = Path(input).stat().st_size
     click.echo(f"{output}: {len(values)} messages, {len(data)} bytes ({raw} bytes of input)", err=True)
@@ -266,6 +274,17 @@ def _describe(data: bytes) -> dict[str, Any]:
         return {"kind": "dictionary", "content_bytes": len(d.content), **extra, **meta}
     if data[:4] == _frame.STREAM_MAGIC:
         sha, frames = _frame.iter_stream(data, max_frame=len(data))
+        if _frame.is_session_stream(data):
+            heads = [_frame.read_varint(r, 0)[0] for r in frames]
+            return {
+                "kind": "session stream",
+                "bytes": len(data),
+                "dictionary": sha.hex() if sha else None,
+                "checksummed": data[4] == _frame.STREAM_CHECKSUMMED,
+                "records": len(heads),
+                "messages": sum(h >> 1 for h in heads),
+                "contexts": sum(h & 1 for h in heads),
+            }
         methods: dict[str, int] = {}
         sizes = []
         for f in frames:

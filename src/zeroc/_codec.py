@@ -19,7 +19,8 @@ from zeroc._errors import (
     UnknownDictionary,
     UsageError,
 )
-from zeroc._frame import Method, Ref, crc32, iter_stream, pack_stream, parse, tag
+from zeroc._frame import Method, Ref, crc32, is_session_stream, iter_stream, pack_stream, parse, tag
+from zeroc._session import SESSION_LEVEL, SESSION_WINDOW_LOG, SessionDecoder, SessionEncoder, file_session
 from zeroc.learned import Model
 
 DEFAULT_MAX_DECODED_SIZE = 64 * 1024 * 1024
@@ -449,9 +450,15 @@ class Codec:
         decode = self.decode
         return [decode(f) for f in frames]
 
-    def encode_stream(self, values: Iterable[Any]) -> bytes:
+    def encode_stream(self, values: Iterable[Any], *, session: bool = False) -> bytes:
         """Many values as one stream (spec section 3) whose header names the dictionary; a
-        checksummed one (version 2) when this codec writes checksums."""
+        checksummed one (version 2) when this codec writes checksums. ``session=True`` codes
+        each value with the ones before it as history (section 3.1: smaller, read in order)
+        instead of as independent frames (any one decodable alone)."""
+        if session:
+            records, from_dictionary = file_session(self, values, self.checksum)
+            sha = self._sha if from_dictionary else None
+            return pack_stream(records, sha, checksummed=self.checksum, session=True)
         if self._bare:
             raise UsageError("streams hold tagged frames: use frame_id='context' for streams")
         return pack_stream(self.encode_many(values), self._sha, checksummed=self.checksum)
@@ -463,7 +470,30 @@ class Codec:
         if sha is not None:
             context = self._resolve_sha(sha)
         owner = self._owner(Ref.CONTEXT, b"", context) if context is not None else self
+        if is_session_stream(data):  # its history starts from the header's dictionary, if any
+            decoder = SessionDecoder(owner, checksum=data[4] == 2, dictionary=sha is not None)
+            return [v for record in frames for v in decoder.decode_many(record)]
         return [owner.decode(frame) for frame in frames]
+
+    # -- sessions ------------------------------------------------------------------------
+    def session_encoder(
+        self,
+        *,
+        level: int = SESSION_LEVEL,
+        window_log: int = SESSION_WINDOW_LOG,
+        checksum: bool | None = None,
+    ) -> SessionEncoder:
+        """An encoder for one session (spec section 4): each record it writes is coded with
+        every earlier one as history, starting from this codec's dictionary. ``level`` and
+        ``window_log`` (the zstd window, 2^10..2^23 bytes) trade speed and memory for size;
+        ``checksum`` (default: this codec's) adds a CRC-32 to every record."""
+        return SessionEncoder(
+            self, level=level, window_log=window_log, checksum=self.checksum if checksum is None else checksum
+        )
+
+    def session_decoder(self, *, checksum: bool | None = None) -> SessionDecoder:
+        """A decoder for one session's records, in order; bounded by this codec's limits."""
+        return SessionDecoder(self, checksum=self.checksum if checksum is None else checksum)
 
     def _resolve_sha(self, sha: bytes) -> Dictionary:
         if self.dictionary is not None and sha == self._sha:

@@ -144,18 +144,25 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
     raise DecodeError(f"varint at byte {pos} is longer than {MAX_VARINT_BYTES} bytes")
 
 
-def stream_header(dictionary_sha256: bytes | None, checksummed: bool = False) -> bytes:
+STREAM_SHA = 1  # flags: a dictionary SHA-256 follows
+STREAM_SESSION = 4  # flags: records are session records (spec section 3.1); bit 1 stays reserved
+
+
+def stream_header(dictionary_sha256: bytes | None, checksummed: bool = False, session: bool = False) -> bytes:
     version = STREAM_CHECKSUMMED if checksummed else STREAM_VERSION
-    if dictionary_sha256 is None:
-        return STREAM_MAGIC + bytes([version, 0])
-    return STREAM_MAGIC + bytes([version, 1]) + dictionary_sha256
+    flags = (STREAM_SESSION if session else 0) | (STREAM_SHA if dictionary_sha256 is not None else 0)
+    return STREAM_MAGIC + bytes([version, flags]) + (dictionary_sha256 or b"")
 
 
 def pack_stream(
-    frames: Iterable[bytes], dictionary_sha256: bytes | None = None, checksummed: bool = False
+    frames: Iterable[bytes],
+    dictionary_sha256: bytes | None = None,
+    checksummed: bool = False,
+    session: bool = False,
 ) -> bytes:
-    """A stream of ``frames``; ``checksummed`` (version 2) when every frame carries a CRC-32."""
-    parts = [stream_header(dictionary_sha256, checksummed)]
+    """A stream of ``frames``; ``checksummed`` (version 2) when every frame carries a CRC-32;
+    ``session`` when they are a session's records."""
+    parts = [stream_header(dictionary_sha256, checksummed, session)]
     for frame in frames:
         parts.append(varint(len(frame)))
         parts.append(frame)
@@ -174,19 +181,24 @@ def parse_stream_header(data: bytes) -> tuple[bytes | None, int]:
     if data[4] not in (STREAM_VERSION, STREAM_CHECKSUMMED):
         raise UnsupportedFrame(f"stream version {data[4]} is not supported")
     flags = data[5]
-    if flags & 0xFE:
+    if flags & ~(STREAM_SHA | STREAM_SESSION):
         raise UnsupportedFrame(f"stream flags 0x{flags:02x} use reserved bits")
-    if flags & 1:
+    if flags & STREAM_SHA:
         if len(data) < 38:
             raise TruncatedFrame("stream ends inside its dictionary hash")
         return bytes(data[6:38]), 38
     return None, 6
 
 
+def is_session_stream(data: bytes) -> bool:
+    """Whether a stream (its header already checked) holds session records."""
+    return bool(data[5] & STREAM_SESSION)
+
+
 def iter_stream(data: bytes, *, max_frame: int) -> tuple[bytes | None, Iterator[bytes]]:
     """Parse a whole stream held in memory: (dictionary SHA-256, iterator over its frames)."""
     sha, pos = parse_stream_header(data)
-    checksummed = data[4] == STREAM_CHECKSUMMED
+    checksummed = data[4] == STREAM_CHECKSUMMED and not is_session_stream(data)  # records check their own
 
     def frames() -> Iterator[bytes]:
         p = pos
