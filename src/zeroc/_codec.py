@@ -456,7 +456,7 @@ class Codec:
         each value with the ones before it as history (section 3.1: smaller, read in order)
         instead of as independent frames (any one decodable alone)."""
         if session:
-            records, from_dictionary = file_session(self, values, self.checksum)
+            records, from_dictionary = file_session(self, values)
             sha = self._sha if from_dictionary else None
             return pack_stream(records, sha, checksummed=self.checksum, session=True)
         if self._bare:
@@ -471,7 +471,7 @@ class Codec:
             context = self._resolve_sha(sha)
         owner = self._owner(Ref.CONTEXT, b"", context) if context is not None else self
         if is_session_stream(data):  # its history starts from the header's dictionary, if any
-            decoder = SessionDecoder(owner, checksum=data[4] == 2, dictionary=sha is not None)
+            decoder = owner.session_decoder(checksum=data[4] == 2, dictionary=sha is not None)
             return [v for record in frames for v in decoder.decode_many(record)]
         return [owner.decode(frame) for frame in frames]
 
@@ -482,18 +482,35 @@ class Codec:
         level: int = SESSION_LEVEL,
         window_log: int = SESSION_WINDOW_LOG,
         checksum: bool | None = None,
+        dictionary: bool = True,
     ) -> SessionEncoder:
         """An encoder for one session (spec section 4): each record it writes is coded with
-        every earlier one as history, starting from this codec's dictionary. ``level`` and
-        ``window_log`` (the zstd window, 2^10..2^23 bytes) trade speed and memory for size;
-        ``checksum`` (default: this codec's) adds a CRC-32 to every record."""
+        every earlier one as history, starting from this codec's dictionary (``dictionary=False``:
+        from nothing). ``level`` and ``window_log`` (the zstd window, 2^10..2^23 bytes) trade
+        speed and memory for size; ``checksum`` (default: this codec's) adds a CRC-32 to every
+        record."""
         return SessionEncoder(
-            self, level=level, window_log=window_log, checksum=self.checksum if checksum is None else checksum
+            dumps=self._dumps,
+            lines=self.serialization == "json",
+            dictionary=self._session_dictionary(dictionary),
+            level=level,
+            window_log=window_log,
+            checksum=self.checksum if checksum is None else checksum,
         )
 
-    def session_decoder(self, *, checksum: bool | None = None) -> SessionDecoder:
+    def session_decoder(self, *, checksum: bool | None = None, dictionary: bool = True) -> SessionDecoder:
         """A decoder for one session's records, in order; bounded by this codec's limits."""
-        return SessionDecoder(self, checksum=self.checksum if checksum is None else checksum)
+        return SessionDecoder(
+            loads=self._loads,
+            lines=self.serialization == "json",
+            dictionary=self._session_dictionary(dictionary),
+            checksum=self.checksum if checksum is None else checksum,
+            max_decoded_size=self.max_decoded_size,
+            max_window_size=self.max_window_size,
+        )
+
+    def _session_dictionary(self, use: bool) -> bytes | None:
+        return self.dictionary.content if use and self.dictionary is not None else None
 
     def _resolve_sha(self, sha: bytes) -> Dictionary:
         if self.dictionary is not None and sha == self._sha:

@@ -54,21 +54,27 @@ class SessionEncoder:
     decodable as soon as it arrives by the session's :class:`SessionDecoder`, which must receive
     every record in order. :meth:`reset` makes the next record start a new context (a
     reconnecting or joining receiver can start there). Not for use by several threads at once.
+    ``dumps`` serializes a message, ``lines`` says the serialization is JSON (newline-ended in
+    the content), ``dictionary`` is the starting history (zstd dictionary bytes, or None).
     """
 
     def __init__(
-        self, codec: Codec, *, level: int, window_log: int, checksum: bool, dictionary: bool = True
+        self,
+        *,
+        dumps: Callable[[Any], bytes],
+        lines: bool,
+        dictionary: bytes | None,
+        level: int = SESSION_LEVEL,
+        window_log: int = SESSION_WINDOW_LOG,
+        checksum: bool = False,
     ) -> None:
         if not 10 <= window_log <= 23:  # up to the 8 MiB every decoder accepts
             raise UsageError(f"window_log {window_log} is outside 10..23")
         if not 1 <= level <= zstd.MAX_COMPRESSION_LEVEL:
             raise UsageError(f"session level {level} is outside 1..{zstd.MAX_COMPRESSION_LEVEL}")
-        self._dumps = codec._dumps
-        self._lines = codec.serialization == "json"
-        self.checksum = checksum
-        content = codec.dictionary.content if codec.dictionary is not None and dictionary else None
-        self.dictionary = content is not None  # whether the session starts from the dictionary
-        data = zstd.ZstdCompressionDict(content) if content else None
+        self._dumps, self._lines, self.checksum = dumps, lines, checksum
+        self.dictionary = dictionary is not None  # whether the session starts from a dictionary
+        data = zstd.ZstdCompressionDict(dictionary) if dictionary is not None else None
         self._cctx = zstd.ZstdCompressor(compression_params=_params(level, window_log), dict_data=data)
         self._obj: Any = None  # the open frame's compression object; None: the next record resets
 
@@ -110,20 +116,28 @@ class SessionEncoder:
 
 
 class SessionDecoder:
-    """Decodes a session's records, in order (``Codec.session_decoder()``).
+    """Decodes a session's records, in order (``Codec.session_decoder()``); ``loads``,
+    ``lines`` and ``dictionary`` as the encoder's, bounded by ``max_decoded_size`` bytes of
+    content a record and zstd windows of ``max_window_size``.
 
     After any error the context is lost: records are refused until one that resets.
     """
 
-    def __init__(self, codec: Codec, *, checksum: bool, dictionary: bool = True) -> None:
-        self._loads: Callable[[bytes], Any] = codec._loads
-        self._lines = codec.serialization == "json"
-        self.checksum = checksum
-        self.max_decoded_size = codec.max_decoded_size
-        content = codec.dictionary.content if codec.dictionary is not None and dictionary else None
-        data = zstd.ZstdCompressionDict(content) if content else None
+    def __init__(
+        self,
+        *,
+        loads: Callable[[bytes], Any],
+        lines: bool,
+        dictionary: bytes | None,
+        checksum: bool = False,
+        max_decoded_size: int = 64 * 1024 * 1024,
+        max_window_size: int = 8 * 1024 * 1024,
+    ) -> None:
+        self._loads, self._lines, self.checksum = loads, lines, checksum
+        self.max_decoded_size = max_decoded_size
+        data = zstd.ZstdCompressionDict(dictionary) if dictionary is not None else None
         self._dctx = zstd.ZstdDecompressor(
-            dict_data=data, max_window_size=codec.max_window_size, format=zstd.FORMAT_ZSTD1_MAGICLESS
+            dict_data=data, max_window_size=max_window_size, format=zstd.FORMAT_ZSTD1_MAGICLESS
         )
         self._obj: Any = None
 
@@ -196,13 +210,13 @@ class SessionDecoder:
         return out
 
 
-def file_session(codec: Codec, values: Iterable[Any], checksum: bool) -> tuple[list[bytes], bool]:
+def file_session(codec: Codec, values: Iterable[Any]) -> tuple[list[bytes], bool]:
     """``values`` as the records of a session stream in a file (see RECORD_BYTES, SYNC_BYTES),
     and whether they start from the codec's dictionary: the first record is coded both ways and
     the smaller chosen (on large inputs zstd -19 with a dictionary came out 2-6% larger than
     without: faker users, AWS operations; on small ones the dictionary saves 10-20%)."""
     encoders = [
-        SessionEncoder(codec, level=FILE_LEVEL, window_log=FILE_WINDOW_LOG, checksum=checksum, dictionary=d)
+        codec.session_encoder(level=FILE_LEVEL, window_log=FILE_WINDOW_LOG, dictionary=d)
         for d in ([True, False] if codec.dictionary is not None else [False])
     ]
     records: list[bytes] = []
