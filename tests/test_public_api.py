@@ -62,6 +62,7 @@ def test_http_exports_are_pinned() -> None:
             "Reply",
             "Route",
             "StatsdMetrics",
+            "WebSocket",
             "ZerocMiddleware",
             "ZerocWSGIMiddleware",
             "choose_encoding",

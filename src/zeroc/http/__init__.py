@@ -9,6 +9,7 @@ from zeroc.http._content import ContentCodings
 from zeroc.http._metrics import Metrics, StatsdMetrics
 from zeroc.http._negotiate import choose_encoding, parse_accept_encoding
 from zeroc.http._server import DICTIONARY_PATH, Route
+from zeroc.http._websocket import WebSocket
 from zeroc.http._wsgi import ZerocWSGIMiddleware
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "Reply",
     "Route",
     "StatsdMetrics",
+    "WebSocket",
     "ZerocMiddleware",
     "ZerocWSGIMiddleware",
     "choose_encoding",

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 from zeroc._errors import LimitExceeded, ZerocError
+from zeroc.http import _websocket
 from zeroc.http._server import Plan, Route, Server, Streamed, vary_value
 
 Scope = MutableMapping[str, Any]
@@ -68,6 +69,9 @@ class ZerocMiddleware:
         self.server = Server(routes, **options)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -109,6 +113,57 @@ class ZerocMiddleware:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket whose client offers a ``zeroc.1`` subprotocol carries a session each way
+        (spec/HTTP.md §5); any other passes through untouched."""
+        offered = list(scope.get("subprotocols") or ())
+        bound = self.server.match(scope["path"])
+        chosen = _websocket.choose(offered, bound.route.dictionary if bound else None)
+        if chosen is None:
+            await self.app(scope, receive, send)
+            return
+        protocol, dictionary = chosen
+        conn = _websocket.Connection(dictionary, max_message_size=self.server.max_request_size)
+        inner = dict(scope, subprotocols=[p for p in offered if not p.startswith(_websocket.PROTOCOL)])
+        closed = False
+
+        async def close(code: int) -> Message:
+            nonlocal closed
+            if not closed:
+                closed = True
+                await send({"type": "websocket.close", "code": code})
+            return {"type": "websocket.disconnect", "code": code}
+
+        async def app_receive() -> Message:
+            if closed:
+                return {"type": "websocket.disconnect", "code": 1000}
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                return message
+            record = message.get("bytes")
+            if record is None:  # a text message: not a record
+                return await close(_websocket.CLOSE_INVALID)
+            try:
+                text, data = conn.receive(record)
+            except LimitExceeded:
+                return await close(_websocket.CLOSE_TOO_BIG)
+            except ZerocError:
+                return await close(_websocket.CLOSE_INVALID)
+            return {"type": "websocket.receive", "text": text, "bytes": data}
+
+        async def app_send(message: Message) -> None:
+            kind = message["type"]
+            if closed and kind != "websocket.close":
+                return
+            if kind == "websocket.accept":
+                message = dict(message, subprotocol=protocol)
+            elif kind == "websocket.send":
+                record = conn.send(message.get("text"), message.get("bytes"))
+                message = {"type": "websocket.send", "bytes": record}
+            await send(message)
+
+        await self.app(inner, app_receive, app_send)
 
 
 def _replay(data: bytes, receive: Receive) -> Receive:

@@ -5,7 +5,8 @@ schema, so SDK clients get ~56-byte Zeroc frames), echo posted Orders at ``POST 
 list 50 orders at ``/orders`` (JSON, bound to a dictionary trained on Orders as JSON, so that
 browsers get it dcz-coded with RFC 9842), serve a feed of the 50 latest orders at ``/feed`` (one
 more each second; a delta route, so that a page polling it gets each version coded against the
-one it holds), stream orders at ``/stream``, and expose Prometheus metrics at ``/metrics``.
+one it holds), stream orders at ``/stream``, echo WebSocket messages at ``/ws/echo`` (a Zeroc session each way
+for clients that offer one, spec/HTTP.md §5), and expose Prometheus metrics at ``/metrics``.
 """
 
 import time
@@ -51,6 +52,7 @@ def routes(dictionary: zeroc.Dictionary) -> list[Route]:
         Route("/orders/*", dictionary),
         Route("/orders", listing_dictionary()),
         Route("/feed", delta=16),
+        Route("/ws/*", listing_dictionary()),  # WebSocket sessions start from the JSON dictionary
     ]
 
 
@@ -60,7 +62,7 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     (No ``from __future__ import annotations`` here: FastAPI resolves the ``Request`` annotation
     of a locally imported class only when annotations are evaluated.)
     """
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI, Request, WebSocket
     from fastapi.responses import JSONResponse, StreamingResponse
     from prometheus_client import CollectorRegistry, make_asgi_app
 
@@ -98,6 +100,19 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     @app.get("/health")
     def health() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.websocket("/ws/echo")
+    async def ws_echo(ws: WebSocket) -> None:
+        """Every message back as it came (text or binary), until the client leaves."""
+        await ws.accept()
+        while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if message.get("text") is not None:
+                await ws.send_text(message["text"])
+            else:
+                await ws.send_bytes(message["bytes"])
 
     app.mount("/metrics", make_asgi_app(registry))
     options.setdefault("minimum_size", 256)

@@ -1,0 +1,171 @@
+"""WebSocket sessions (spec/HTTP.md §5) on a real uvicorn server (``zeroc serve-demo``) over
+loopback, with real clients: zeroc.http.WebSocket, and the plain ``websockets`` client."""
+
+import asyncio
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+import zeroc
+from zeroc.http import DICTIONARY_PATH, WebSocket
+from zeroc.http.demo import train_demo_dictionary
+from zeroc.workloads import generate
+
+from .test_http import Server, start_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    path = tmp_path_factory.mktemp("ws") / "orders.zcd"
+    train_demo_dictionary().save(path)
+    s = start_server(path, "asgi")
+    yield s
+    s.proc.terminate()
+    s.proc.wait(timeout=10)
+
+
+def ws_url(server: Server, path: str = "/ws/echo") -> str:
+    return server.url.replace("http://", "ws://") + path
+
+
+def route_dictionary(server: Server) -> zeroc.Dictionary:
+    """The route's dictionary as a client finds it: named by a response on a route that shares
+    it (the JSON listing), fetched from the dictionary endpoint, checked by its identity."""
+    ident = httpx.get(server.url + "/orders").headers["zeroc-dictionary"]
+    data = httpx.get(f"{server.url}{DICTIONARY_PATH}{ident}.zcd").content
+    d = zeroc.Dictionary.from_bytes(data)
+    assert d.id == ident
+    return d
+
+
+def messages(n: int) -> list[str | bytes]:
+    """What a relay carries: JSON events (most), chat text in several scripts, binary blobs."""
+    rng = random.Random(n)
+    orders = generate("order", 500, seed=7)
+    out: list[str | bytes] = []
+    for i in range(n):
+        r = rng.random()
+        if r < 0.8:
+            out.append(json.dumps(orders[i % len(orders)] | {"seq": i}))
+        elif r < 0.95:
+            out.append(rng.choice(["hello", "Grüße aus Köln", "こんにちは世界", "🙂 ok", ""]) + f" #{i}")
+        else:
+            out.append(rng.randbytes(rng.randint(0, 3000)))
+    return out
+
+
+def test_ten_thousand_messages_each_way_in_a_session_are_exact(server: Server) -> None:
+    d = route_dictionary(server)
+    sent = messages(10_000)
+
+    async def run() -> tuple[list[str | bytes], WebSocket]:
+        async with WebSocket(ws_url(server), d) as ws:
+            assert ws.subprotocol == f"zeroc.1.{d.id[:16]}"
+            got = []
+            for m in sent:
+                await ws.send(m)
+                got.append(await ws.recv())
+            return got, ws
+
+    got, ws = asyncio.run(run())
+    assert got == sent
+    assert ws.connection is not None
+    raw, coded = ws.connection.sent
+    assert coded < raw / 4, (raw, coded)  # each message coded with the ones before it
+    assert ws.connection.received[1] < ws.connection.received[0] / 4
+
+
+def test_a_client_without_the_dictionary_gets_a_session_from_nothing(server: Server) -> None:
+    sent = messages(300)
+
+    async def run() -> list[str | bytes]:
+        async with WebSocket(ws_url(server)) as ws:
+            assert ws.subprotocol == "zeroc.1"
+            return [await _echo(ws, m) for m in sent]
+
+    assert asyncio.run(run()) == sent
+
+
+async def _echo(ws: WebSocket, m: str | bytes) -> str | bytes:
+    await ws.send(m)
+    return await ws.recv()
+
+
+def test_a_client_without_zeroc_gets_plain_messages_with_permessage_deflate(server: Server) -> None:
+    sent = messages(300)
+
+    async def run() -> tuple[list[str | bytes], str]:
+        async with connect(ws_url(server), compression="deflate") as ws:
+            assert ws.subprotocol is None
+            got = []
+            for m in sent:
+                await ws.send(m)
+                got.append(await ws.recv())
+            return got, ws.response.headers.get("sec-websocket-extensions", "")
+
+    got, extensions = asyncio.run(run())
+    assert got == sent
+    assert "permessage-deflate" in extensions
+
+
+def test_garbage_closes_with_1007_and_the_server_keeps_serving(server: Server) -> None:
+    d = route_dictionary(server)
+
+    async def garbage(payload: str | bytes) -> int | None:
+        async with connect(ws_url(server), subprotocols=["zeroc.1"], compression=None) as ws:  # type: ignore[list-item]
+            assert ws.subprotocol == "zeroc.1"
+            await ws.send(payload)
+            with pytest.raises(ConnectionClosed) as closed:
+                await ws.recv()
+            return closed.value.rcvd.code if closed.value.rcvd else None
+
+    rng = random.Random(4)
+    for payload in [b"\x03garbage", rng.randbytes(200), "a text message", b"", b"\x02\xff\xff"]:
+        assert asyncio.run(garbage(payload)) == 1007, payload
+
+    async def fine() -> str | bytes:
+        async with WebSocket(ws_url(server), d) as ws:
+            return await _echo(ws, "still serving")
+
+    assert asyncio.run(fine()) == "still serving"
+
+
+def test_a_client_that_vanishes_mid_stream_leaves_the_server_serving(server: Server) -> None:
+    d = route_dictionary(server)
+
+    async def vanish() -> None:
+        ws = WebSocket(ws_url(server), d)
+        await ws.__aenter__()
+        for m in messages(50):
+            await ws.send(m)
+        ws._ws.transport.abort()  # no close frame: the TCP connection just ends
+
+    async def fine() -> list[str | bytes]:
+        async with WebSocket(ws_url(server), d) as ws:
+            return [await _echo(ws, m) for m in messages(20)]
+
+    for _ in range(5):
+        asyncio.run(vanish())
+    assert asyncio.run(fine()) == messages(20)
+    assert server.proc.poll() is None
+    assert httpx.get(server.url + "/health").status_code == 200
+
+
+def test_connection_sizes_and_limits_in_process() -> None:
+    """The sans-I/O core: a message past the limit is refused, not decoded."""
+    from zeroc.http._websocket import Connection, choose, offer, protocol_for
+
+    d = zeroc.Dictionary.load(Path(__file__).resolve().parents[1] / "spec" / "vectors" / "order-json-4k.zcd")
+    assert choose(offer(d), d) == (protocol_for(d), d)
+    assert choose(offer(None), d) == ("zeroc.1", None)
+    assert choose(["chat"], d) is None
+    a, b = Connection(d), Connection(d, max_message_size=1000)
+    assert b.receive(a.send(text="x" * 900)) == ("x" * 900, None)
+    with pytest.raises(zeroc.LimitExceeded):
+        b.receive(a.send(data=bytes(5000)))
