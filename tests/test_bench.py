@@ -143,3 +143,23 @@ def test_http_overhead_bench_measures_every_server_on_real_sockets() -> None:
         assert rows[(server, "list", "browser")]["bytes"] < rows[("bare", "list", "browser")]["bytes"] / 4
     assert {r["response"] for r in result["ratios"]} == set(_http.PATHS)
     assert "Zeroc / GZipMiddleware" in _http.markdown(result, "zeroc bench http")
+
+
+def test_relay_bench_codes_every_message_of_the_stream_exactly(tmp_path: Path) -> None:
+    """``zeroc bench relay --quick``: every approach gives every message back (run checks each),
+    Zeroc's session is smaller than permessage-deflate with context takeover and zlib per message,
+    and the report, JSON and plot are written."""
+    zeroc_cmd = str(Path(sys.executable).with_name("zeroc"))
+    out, md, png = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.png"
+    args = [zeroc_cmd, "bench", "relay", "--quick", "--json", str(out), "--markdown", str(md)]
+    args += ["--plot", str(png)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    by = {r["approach"]: r for r in doc["results"]}
+    assert doc["messages"] == {"small": 2000, "53 KB dump": 1, "2.3 MB dump": 1}
+    assert by["zeroc session"]["total_bytes"] < by["pmd context takeover"]["total_bytes"]
+    assert by["zeroc session"]["total_bytes"] < 0.8 * by["zlib per message"]["total_bytes"]
+    assert by["zeroc session"]["cpu_s"]["200"] > by["zeroc fan-out"]["cpu_s"]["200"]  # one context each
+    assert "| zeroc session |" in md.read_text() and png.stat().st_size > 10_000
+    assert "zeroc session:" in proc.stdout

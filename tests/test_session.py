@@ -157,3 +157,18 @@ def test_session_usage_errors() -> None:
         dec.decode(b"")
     with pytest.raises(zeroc.DecodeError):
         dec.decode(varint(0))
+
+
+def test_records_leave_out_the_block_header_of_their_one_block() -> None:
+    """Form 1 (a compressed block), 2 (a raw block: random bytes) and 0 (several blocks: over
+    128 KiB of content) each come back exactly, the first two 3 bytes shorter than zstd's data."""
+    rng = random.Random(9)
+    codec = Codec(serialization="bytes")
+    enc, dec = codec.session_encoder(), codec.session_decoder()
+    cases = [(b"hello " * 50, 1), (rng.randbytes(1000), 2), (rng.randbytes(300_000), 0), (b"again " * 9, 1)]
+    for message, form in cases:
+        record = enc.encode(message)
+        assert record[0] >> 1 & 3 == form, (len(message), record[:2].hex())
+        assert dec.decode(record) == message
+    with pytest.raises(zeroc.DecodeError, match="reserved form"):
+        codec.session_decoder().decode(bytes([1 << 3 | 3 << 1 | 1]) + b"\x00\x11abc")

@@ -50,10 +50,11 @@ def main() -> None:
     enc = plain.session_encoder(level=LEVEL, window_log=WINDOW_LOG)
     content = enc.content(values[0]) + enc.content(values[1])
     whole = enc._cctx.compressobj()
-    miscounted = varint(3 << 1 | 1) + whole.compress(content) + whole.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)
+    miscounted = varint(3 << 3 | 1) + whole.compress(content) + whole.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)
     tail = enc._cctx.compressobj()
     data = tail.compress(enc.content(values[0])) + tail.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)
-    cut = varint(1 << 1 | 1) + data[:-3]
+    cut = varint(1 << 3 | 1) + data[:-3]  # form 0: the block header says more than follows
+    reserved = varint(1 << 3 | 3 << 1 | 1) + data
     bad_crc = bytearray(with_crc[0])
     bad_crc[1] ^= 0xFF
     assert bad_crc[1:5] != crc32(enc.content(values[0])).to_bytes(4, "little")
@@ -152,6 +153,13 @@ def main() -> None:
                 "kind": "stream",
                 "dictionary": "product_view-4k.zcd",
                 "data_hex": stream([b"\x01" + live[0][1:]]),
+                "error": "DecodeError",
+            },
+            {
+                "name": "session-record-reserved-form",
+                "kind": "stream",
+                "dictionary": "product_view-4k.zcd",
+                "data_hex": stream([reserved]),
                 "error": "DecodeError",
             },
             {

@@ -282,7 +282,7 @@ def _describe(data: bytes) -> dict[str, Any]:
                 "dictionary": sha.hex() if sha else None,
                 "checksummed": data[4] == _frame.STREAM_CHECKSUMMED,
                 "records": len(heads),
-                "messages": sum(h >> 1 for h in heads),
+                "messages": sum(h >> 3 for h in heads),
                 "contexts": sum(h & 1 for h in heads),
             }
         methods: dict[str, int] = {}
@@ -351,13 +351,16 @@ def inspect_cmd(file: str, as_json: bool) -> None:
 
 
 @main.command("bench")
-@click.argument("suite", type=click.Choice(["messages", "traffic", "tabular", "http"]), default="messages")
+@click.argument(
+    "suite", type=click.Choice(["messages", "traffic", "tabular", "http", "relay"]), default="messages"
+)
 @click.option(
     "--quick/--full",
     default=False,
     help="messages: 2,000 + 2,000 (quick) or 10,000 + 10,000 generated messages, then the real-traffic "
     "sets (traffic: those alone) with 1,000 + 1,000 (quick) or 4,000 + 4,000 built records; tabular: "
-    "1,000 and 20,000 (quick) or 1,000 and 100,000 rows; http: 1,500 (quick) or 6,000 requests per case",
+    "1,000 and 20,000 (quick) or 1,000 and 100,000 rows; http: 1,500 (quick) or 6,000 requests per case; "
+    "relay: 2,000 (quick) or 10,000 small messages and two buffer dumps",
 )
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="write the results as JSON")
 @click.option("--markdown", "md_path", type=click.Path(dir_okay=False), help="write a Markdown report")
@@ -366,10 +369,11 @@ def bench_cmd(
     suite: str, quick: bool, json_path: str | None, md_path: str | None, plot_path: str | None
 ) -> None:
     """Compare Zeroc side by side: small API messages and real traffic (default), real traffic
-    alone (traffic), large tables (tabular), or the HTTP middleware's CPU per request (http)."""
+    alone (traffic), large tables (tabular), the HTTP middleware's CPU per request (http), or a
+    relay's stream of messages on one connection (relay: sessions, permessage-deflate, zlib)."""
     try:
         from zeroc import bench
-        from zeroc.bench import _http, _tabular
+        from zeroc.bench import _http, _relay, _tabular
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise click.ClickException(f"the benchmark needs the 'bench' extra: {exc}") from exc
 
@@ -382,6 +386,11 @@ def bench_cmd(
         click.echo(_tabular.table(result))
         markdown = _tabular.markdown(result, f"zeroc bench tabular {mode} --markdown {md_path}")
         plot = _tabular.plot
+    elif suite == "relay":
+        result = _relay.run(quick=quick, progress=progress)
+        click.echo(_relay.table(result))
+        markdown = _relay.markdown(result, f"zeroc bench relay {mode} --markdown {md_path}")
+        plot = _relay.plot
     elif suite == "http":
         result = _http.run(quick=quick, progress=progress)
         click.echo(_http.table(result))

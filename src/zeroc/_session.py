@@ -36,6 +36,43 @@ SYNC_BYTES = 16 << 20
 BLOCK_MAX = 128 * 1024
 
 
+OUTPUT_STEP = 16 * 1024
+# A record's form (spec §4): its data as zstd wrote it, or its one block's content without the
+# 3-byte block header (a compressed or a raw block), which the decoder puts back: 3 bytes of a
+# 60-byte message, as the zstd-block frame method saves them.
+FORM_BLOCKS, FORM_COMPRESSED, FORM_RAW, FORM_RESERVED = 0, 1, 2, 3
+FRAME_HEADER = 2  # a session frame's: descriptor 00 (no size, no checksum, no id), window byte
+
+
+def _strip(data: bytes, reset: bool) -> tuple[int, bytes]:
+    """(form, data): data holding one compressed or raw block, not the last, without its header."""
+    at = FRAME_HEADER if reset else 0
+    if reset and data[:1] != b"\x00":
+        return FORM_BLOCKS, data
+    if len(data) < at + 3:
+        return FORM_BLOCKS, data
+    header = int.from_bytes(data[at : at + 3], "little")
+    last, kind, size = header & 1, header >> 1 & 3, header >> 3
+    if last or kind not in (0, 2) or at + 3 + size != len(data):
+        return FORM_BLOCKS, data
+    return (FORM_COMPRESSED if kind == 2 else FORM_RAW), data[:at] + data[at + 3 :]
+
+
+def _unstrip(data: bytes, form: int, reset: int) -> bytes:
+    """A record's data as zstd reads it: the block header put back."""
+    if form == FORM_BLOCKS:
+        return data
+    at = FRAME_HEADER if reset else 0
+    if len(data) < at + 1 or (reset and data[0] != 0):
+        raise DecodeError("session record of one block is too short or its frame header is not 00 <window>")
+    size = len(data) - at
+    if size > BLOCK_MAX:
+        raise DecodeError(f"session record's block of {size} bytes is past the 128 KiB a block may hold")
+    kind = 2 if form == FORM_COMPRESSED else 0
+    header = (size << 3 | kind << 1).to_bytes(3, "little")
+    return header + data if not at else data[:at] + header + data[at:]
+
+
 def _params(level: int, window_log: int) -> zstd.ZstdCompressionParameters:
     return zstd.ZstdCompressionParameters.from_level(
         level,
@@ -100,16 +137,19 @@ class SessionEncoder:
         """The record of these messages' contents (see :meth:`content`)."""
         if not contents:
             raise UsageError("a session record holds at least one message")
-        content = b"".join(contents)
-        reset = self._obj is None
+        content = contents[0] if len(contents) == 1 else b"".join(contents)
+        obj = self._obj
+        reset = obj is None
         if reset:
-            self._obj = self._cctx.compressobj()
+            obj = self._obj = self._cctx.compressobj()
         try:
-            data: bytes = self._obj.compress(content) + self._obj.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)
+            data: bytes = obj.compress(content) + obj.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)
         except BaseException:
             self._obj = None  # the receiver cannot have what this one was going to send
             raise
-        head = varint(len(contents) << 1 | reset)
+        form, data = _strip(data, reset)
+        n = len(contents) << 3 | form << 1 | reset
+        head = bytes((n,)) if n < 0x80 else varint(n)
         if self.checksum:
             head += crc32(content).to_bytes(4, "little")
         return head + data
@@ -157,12 +197,17 @@ class SessionDecoder:
             raise
 
     def _decode(self, record: bytes) -> list[Any]:
-        head, pos = read_varint(record, 0)
-        count, reset = head >> 1, head & 1
+        if record and record[0] < 0x80:  # a head of one byte: up to 15 messages
+            head, pos = record[0], 1
+        else:
+            head, pos = read_varint(record, 0)
+        count, form, reset = head >> 3, head >> 1 & 3, head & 1
         if count == 0:
             raise DecodeError("session record holds no message")
-        if reset:
-            self._obj = self._dctx.decompressobj()
+        if form == FORM_RESERVED:
+            raise DecodeError("session record uses the reserved form 3")
+        if reset:  # output in 16 KiB pieces: zstd's 128 KiB default was an mmap and page faults a call
+            self._obj = self._dctx.decompressobj(write_size=OUTPUT_STEP)
         elif self._obj is None:
             raise DecodeError("session record continues a context this decoder does not hold (it must reset)")
         crc = None
@@ -171,17 +216,27 @@ class SessionDecoder:
                 raise DecodeError("session record ends inside its checksum")
             crc = int.from_bytes(record[pos : pos + 4], "little")
             pos += 4
-        content = self._inflate(memoryview(record)[pos:])
+        content = self._inflate(_unstrip(record[pos:], form, reset))
         if crc is not None and crc32(content) != crc:
             raise ChecksumMismatch("session record checksum does not match its content")
         return [self._loads(m) for m in self._split(content, count)]
 
-    def _inflate(self, data: memoryview) -> bytes:
-        parts, size, pos, limit = [], 0, 0, self.max_decoded_size
+    def _inflate(self, data: bytes) -> bytes:
+        limit = self.max_decoded_size
+        if len(data) <= 3 * (limit // BLOCK_MAX):  # the common case: one step
+            try:
+                out: bytes = self._obj.decompress(data)
+            except zstd.ZstdError as exc:
+                raise DecodeError(f"corrupt session data: {exc}") from exc
+            if len(out) > limit:
+                raise LimitExceeded(f"session record decodes past the limit of {limit} bytes")
+            return out
+        view = memoryview(data)
+        parts, size, pos = [], 0, 0
         while pos < len(data):
             step = max(4, 3 * ((limit - size) // BLOCK_MAX))
             try:
-                piece = self._obj.decompress(data[pos : pos + step])
+                piece = self._obj.decompress(view[pos : pos + step])
             except zstd.ZstdError as exc:
                 raise DecodeError(f"corrupt session data: {exc}") from exc
             size += len(piece)
@@ -197,6 +252,10 @@ class SessionDecoder:
             if len(messages) != count + 1 or messages[-1]:
                 raise DecodeError(f"session record content is not {count} complete messages")
             return messages[:-1]
+        if count == 1 and content and content[0] < 0x80:  # one message shorter than 128 bytes
+            if content[0] + 1 != len(content):
+                raise DecodeError("session record content is not 1 complete message")
+            return [content[1:]]
         out: list[bytes] = []
         pos = 0
         while pos < len(content) and len(out) < count:
