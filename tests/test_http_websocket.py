@@ -1,20 +1,24 @@
-"""WebSocket sessions (spec/HTTP.md §5) on a real uvicorn server (``zeroc serve-demo``) over
-loopback, with real clients: zeroc.http.WebSocket, and the plain ``websockets`` client."""
+"""WebSocket sessions (spec/HTTP.md §5) and server-sent events on a real uvicorn server (``zeroc
+serve-demo``) over loopback, with real clients: zeroc.http.WebSocket, the plain ``websockets``
+client, httpx reading an event stream."""
 
 import asyncio
 import json
 import random
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+import zstandard
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 import zeroc
 from zeroc.http import DICTIONARY_PATH, WebSocket
-from zeroc.http.demo import train_demo_dictionary
+from zeroc.http.demo import EVENTS, ORDERS, train_demo_dictionary
 from zeroc.workloads import generate
 
 from .test_http import Server, start_server
@@ -169,3 +173,32 @@ def test_connection_sizes_and_limits_in_process() -> None:
     assert b.receive(a.send(text="x" * 900)) == ("x" * 900, None)
     with pytest.raises(zeroc.LimitExceeded):
         b.receive(a.send(data=bytes(5000)))
+
+
+def test_an_event_stream_is_one_context_with_every_event_flushed(server: Server) -> None:
+    """Server-sent events (spec/HTTP.md §1): the stream is compressed with one context, and
+    each event is flushed: the demo's /events sends 20 events and then waits for ever, so a
+    client can only decode all 20 if every one arrived complete (else its read times out)."""
+    expected = [json.dumps(o) for o in ORDERS[:EVENTS]]
+    decoders: list[tuple[str, Callable[[], Any]]] = [
+        ("zstd", lambda: zstandard.ZstdDecompressor().decompressobj()),
+        ("gzip", lambda: zlib.decompressobj(31)),
+    ]
+    for coding, decompressor in decoders:
+        events: list[str] = []
+        raw = 0
+        headers = {"accept-encoding": coding}
+        with httpx.stream("GET", server.url + "/events", headers=headers, timeout=20) as r:
+            assert r.headers["content-encoding"] == coding
+            assert r.headers["content-type"].startswith("text/event-stream")
+            d = decompressor()
+            text = ""
+            for chunk in r.iter_raw():
+                raw += len(chunk)
+                text += d.decompress(chunk).decode()
+                *done, text = text.split("\n\n")
+                events += [e.removeprefix("data: ") for e in done]
+                if len(events) >= 20:
+                    break
+        assert events == expected
+        assert raw < sum(map(len, expected)) / 3

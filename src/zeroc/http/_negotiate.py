@@ -20,7 +20,6 @@ DEFAULT_EXCLUDED = (
     "application/gzip",
     "application/zstd",
     "application/octet-stream",
-    "text/event-stream",
 )
 NOT_EXCLUDED = ("image/svg+xml",)
 

@@ -5,12 +5,13 @@ schema, so SDK clients get ~56-byte Zeroc frames), echo posted Orders at ``POST 
 list 50 orders at ``/orders`` (JSON, bound to a dictionary trained on Orders as JSON, so that
 browsers get it dcz-coded with RFC 9842), serve a feed of the 50 latest orders at ``/feed`` (one
 more each second; a delta route, so that a page polling it gets each version coded against the
-one it holds), stream orders at ``/stream``, echo WebSocket messages at ``/ws/echo`` (a Zeroc session each way
-for clients that offer one, spec/HTTP.md §5), and expose Prometheus metrics at ``/metrics``.
+one it holds), stream orders at ``/stream``, and expose Prometheus metrics at ``/metrics``. The
+FastAPI one also sends orders as server-sent events at ``/events`` and echoes WebSocket messages
+at ``/ws/echo`` (a Zeroc session each way for clients that offer one, spec/HTTP.md §5).
 """
 
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from functools import cache
 from typing import Any
 
@@ -20,6 +21,7 @@ from zeroc.http._server import Route
 from zeroc.workloads import Order, generate
 
 ORDERS = generate("order", 1000, seed=99)
+EVENTS = 20  # server-sent events /events sends before it waits
 
 
 def train_demo_dictionary() -> zeroc.Dictionary:
@@ -96,6 +98,21 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
                 yield json.dumps(o).encode() + b"\n"
 
         return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+    @app.get("/events")
+    def events() -> StreamingResponse:
+        """Server-sent events: the first EVENTS orders, one event each, then the stream stays
+        open as a live feed does between events (until the client leaves)."""
+
+        async def stream() -> AsyncIterator[bytes]:
+            import asyncio
+            import json
+
+            for o in ORDERS[:EVENTS]:
+                yield b"data: " + json.dumps(o).encode() + b"\n\n"
+            await asyncio.Event().wait()
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
 
     @app.get("/health")
     def health() -> dict[str, str]:
