@@ -163,7 +163,7 @@ def test_a_client_that_vanishes_mid_stream_leaves_the_server_serving(server: Ser
 
 def test_connection_sizes_and_limits_in_process() -> None:
     """The sans-I/O core: a message past the limit is refused, not decoded."""
-    from zeroc.http._websocket import Connection, choose, offer, protocol_for
+    from zeroc.http._websocket import Connection, FanOut, choose, offer, protocol_for
 
     d = zeroc.Dictionary.load(Path(__file__).resolve().parents[1] / "spec" / "vectors" / "order-json-4k.zcd")
     assert choose(offer(d), d) == (protocol_for(d), d)
@@ -173,6 +173,16 @@ def test_connection_sizes_and_limits_in_process() -> None:
     assert b.receive(a.send(text="x" * 900)) == ("x" * 900, None)
     with pytest.raises(zeroc.LimitExceeded):
         b.receive(a.send(data=bytes(5000)))
+    # Fan-out: many connections share one coder; a message is coded once, every record resets.
+    fan = FanOut(d, keep=2)
+    senders = [Connection(d, fanout=fan) for _ in range(3)]
+    records = [c.send(text="same event") for c in senders]
+    assert records[0] == records[1] == records[2] and (fan.coded, fan.shared) == (1, 2)
+    for m in ["a", "b", "c", "a"]:  # "a" fell out of the two kept
+        senders[0].send(text=m)
+    assert fan.coded == 5
+    late = Connection(d)
+    assert late.receive(senders[1].send(text="b")) == ("b", None)  # any receiver can take it
 
 
 def test_an_event_stream_is_one_context_with_every_event_flushed(server: Server) -> None:
@@ -202,3 +212,28 @@ def test_an_event_stream_is_one_context_with_every_event_flushed(server: Server)
                     break
         assert events == expected
         assert raw < sum(map(len, expected)) / 3
+
+
+def test_a_fanout_route_codes_each_message_once_for_every_subscriber(server: Server) -> None:
+    """/ws/feed is a fan-out route: three subscribers get byte-identical records (coded once),
+    each starting from the dictionary (reset), decoding to the orders sent."""
+    from zeroc._session import SessionDecoder
+    from zeroc.http._websocket import protocol_for
+    from zeroc.http.demo import FEED
+
+    d = route_dictionary(server)
+
+    async def subscribe() -> list[bytes]:
+        offer = [protocol_for(d)]
+        async with connect(ws_url(server, "/ws/feed"), subprotocols=offer, compression=None) as ws:  # type: ignore[arg-type]
+            assert ws.subprotocol == protocol_for(d)
+            return [bytes(await ws.recv()) for _ in range(FEED)]  # type: ignore[arg-type]
+
+    async def three() -> list[list[bytes]]:
+        return list(await asyncio.gather(subscribe(), subscribe(), subscribe()))
+
+    a, b, c = asyncio.run(three())
+    assert a == b == c
+    assert all(r[0] & 1 for r in a)  # every record resets: any subscriber can take it
+    dec = SessionDecoder(loads=lambda x: x, lines=False, dictionary=d.content)
+    assert [dec.decode(r) for r in a] == [b"t" + json.dumps(o).encode() for o in ORDERS[:FEED]]

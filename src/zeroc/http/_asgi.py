@@ -67,6 +67,7 @@ class ZerocMiddleware:
     def __init__(self, app: ASGIApp, routes: Sequence[Route] = (), **options: Any) -> None:
         self.app = app
         self.server = Server(routes, **options)
+        self._fanouts: dict[tuple[str, str], _websocket.FanOut] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -124,7 +125,12 @@ class ZerocMiddleware:
             await self.app(scope, receive, send)
             return
         protocol, dictionary = chosen
-        conn = _websocket.Connection(dictionary, max_message_size=self.server.max_request_size)
+        fanout = None
+        if bound is not None and bound.route.fanout:  # one coder per route and dictionary
+            fanout = self._fanouts.get((bound.route.pattern, protocol))
+            if fanout is None:
+                fanout = self._fanouts[bound.route.pattern, protocol] = _websocket.FanOut(dictionary)
+        conn = _websocket.Connection(dictionary, max_message_size=self.server.max_request_size, fanout=fanout)
         inner = dict(scope, subprotocols=[p for p in offered if not p.startswith(_websocket.PROTOCOL)])
         closed = False
 

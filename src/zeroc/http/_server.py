@@ -69,6 +69,9 @@ class Route:
     # A delta route (spec/HTTP.md §3): each whole response it could send as dcz is offered as the
     # dictionary for its successors, and the ``delta`` most recently used are kept for that.
     delta: int = 0
+    # WebSocket sessions on this route in fan-out mode (spec/HTTP.md §5): every record the server
+    # sends starts from the dictionary alone, so a message sent to many connections is coded once.
+    fanout: bool = False
 
 
 @dataclass

@@ -4,6 +4,7 @@ The ASGI middleware and the client move the bytes."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -41,14 +42,48 @@ def _identity(data: bytes) -> bytes:
     return data
 
 
+class FanOut:
+    """Records for many connections at once (spec/HTTP.md §5, fan-out): each starts from the
+    dictionary alone, so any connection can take it, and the latest ``keep`` messages' records
+    are kept, so a message sent to every subscriber is coded once."""
+
+    def __init__(self, dictionary: Dictionary | None, *, level: int = 3, keep: int = 256) -> None:
+        content = dictionary.content if dictionary is not None else None
+        self._encoder = SessionEncoder(dumps=_identity, lines=False, dictionary=content, level=level)
+        self._records: OrderedDict[bytes, bytes] = OrderedDict()
+        self.keep = keep
+        self.coded = self.shared = 0  # messages coded, and records given again from the cache
+
+    def record(self, message: bytes) -> bytes:
+        record = self._records.get(message)
+        if record is not None:
+            self._records.move_to_end(message)
+            self.shared += 1
+            return record
+        self._encoder.reset()
+        record = self._encoder.encode(message)
+        self.coded += 1
+        self._records[message] = record
+        if len(self._records) > self.keep:
+            self._records.popitem(last=False)
+        return record
+
+
 class Connection:
-    """Both sessions of one connection: ``send`` codes an outgoing message into a record,
-    ``receive`` decodes an incoming record into (text, None) or (None, bytes)."""
+    """Both sessions of one connection: ``send`` codes an outgoing message into a record (in
+    the connection's own session, or through a shared :class:`FanOut`), ``receive`` decodes an
+    incoming record into (text, None) or (None, bytes)."""
 
     def __init__(
-        self, dictionary: Dictionary | None, *, level: int = 3, max_message_size: int = 8 << 20
+        self,
+        dictionary: Dictionary | None,
+        *,
+        level: int = 3,
+        max_message_size: int = 8 << 20,
+        fanout: FanOut | None = None,
     ) -> None:
         content = dictionary.content if dictionary is not None else None
+        self._fanout = fanout
         self._out = SessionEncoder(dumps=_identity, lines=False, dictionary=content, level=level)
         # A message's record content: its varint length, the kind byte, the message.
         limit = max_message_size + 16
@@ -60,7 +95,7 @@ class Connection:
 
     def send(self, text: str | None = None, data: bytes | None = None) -> bytes:
         message = TEXT + text.encode("utf-8") if text is not None else BINARY + (data or b"")
-        record = self._out.encode(message)
+        record = self._out.encode(message) if self._fanout is None else self._fanout.record(message)
         self.sent[0] += len(message) - 1
         self.sent[1] += len(record)
         return record

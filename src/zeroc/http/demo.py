@@ -6,8 +6,9 @@ list 50 orders at ``/orders`` (JSON, bound to a dictionary trained on Orders as 
 browsers get it dcz-coded with RFC 9842), serve a feed of the 50 latest orders at ``/feed`` (one
 more each second; a delta route, so that a page polling it gets each version coded against the
 one it holds), stream orders at ``/stream``, and expose Prometheus metrics at ``/metrics``. The
-FastAPI one also sends orders as server-sent events at ``/events`` and echoes WebSocket messages
-at ``/ws/echo`` (a Zeroc session each way for clients that offer one, spec/HTTP.md §5).
+FastAPI one also sends orders as server-sent events at ``/events``, echoes WebSocket messages at
+``/ws/echo`` (a Zeroc session each way for clients that offer one, spec/HTTP.md §5) and sends
+every subscriber of ``/ws/feed`` the same orders (fan-out: each coded once for all).
 """
 
 import time
@@ -54,6 +55,7 @@ def routes(dictionary: zeroc.Dictionary) -> list[Route]:
         Route("/orders/*", dictionary),
         Route("/orders", listing_dictionary()),
         Route("/feed", delta=16),
+        Route("/ws/feed", listing_dictionary(), fanout=True),  # the same messages to every subscriber
         Route("/ws/*", listing_dictionary()),  # WebSocket sessions start from the JSON dictionary
     ]
 
@@ -117,6 +119,18 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     @app.get("/health")
     def health() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.websocket("/ws/feed")
+    async def ws_feed(ws: WebSocket) -> None:
+        """The first FEED orders to every subscriber (a fan-out route: each coded once for all),
+        then nothing until the client leaves."""
+        import json
+
+        await ws.accept()
+        for o in ORDERS[:FEED]:
+            await ws.send_text(json.dumps(o))
+        while (await ws.receive())["type"] != "websocket.disconnect":
+            pass
 
     @app.websocket("/ws/echo")
     async def ws_echo(ws: WebSocket) -> None:
