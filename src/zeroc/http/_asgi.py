@@ -159,10 +159,13 @@ class ZerocMiddleware:
             return {"type": "websocket.receive", "text": text, "bytes": data}
 
         async def app_send(message: Message) -> None:
+            nonlocal closed
             kind = message["type"]
-            if closed and kind != "websocket.close":
+            if closed:  # closed already (by a bad record, or by the app): nothing more goes out
                 return
-            if kind == "websocket.accept":
+            if kind == "websocket.close":
+                closed = True
+            elif kind == "websocket.accept":
                 message = dict(message, subprotocol=protocol)
             elif kind == "websocket.send":
                 record = conn.send(message.get("text"), message.get("bytes"))
