@@ -237,3 +237,32 @@ def test_a_fanout_route_codes_each_message_once_for_every_subscriber(server: Ser
     assert all(r[0] & 1 for r in a)  # every record resets: any subscriber can take it
     dec = SessionDecoder(loads=lambda x: x, lines=False, dictionary=d.content)
     assert [dec.decode(r) for r in a] == [b"t" + json.dumps(o).encode() for o in ORDERS[:FEED]]
+
+
+def test_after_a_close_nothing_more_goes_out() -> None:
+    """In process, at the ASGI interface: a bad record closes the socket once (1007); what the
+    app sends after that, its own close included, is dropped, as the server would refuse it."""
+    from zeroc.http import Route, ZerocMiddleware
+
+    sent: list[dict[str, Any]] = []
+    inbox = [{"type": "websocket.connect"}, {"type": "websocket.receive", "bytes": b"\x0bnot a record"}]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        assert scope["subprotocols"] == ["chat"]  # the app sees the others offered
+        assert (await receive())["type"] == "websocket.connect"
+        await send({"type": "websocket.accept"})
+        assert (await receive()) == {"type": "websocket.disconnect", "code": 1007}
+        await send({"type": "websocket.send", "text": "too late"})
+        await send({"type": "websocket.close", "code": 1000})
+
+    async def receive() -> dict[str, Any]:
+        return inbox.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    middleware = ZerocMiddleware(app, routes=[Route("/ws/*")])
+    scope = {"type": "websocket", "path": "/ws/x", "subprotocols": ["zeroc.1", "chat"], "headers": []}
+    asyncio.run(middleware(scope, receive, send))
+    accept = {"type": "websocket.accept", "subprotocol": "zeroc.1"}
+    assert sent == [accept, {"type": "websocket.close", "code": 1007}]
