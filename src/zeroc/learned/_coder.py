@@ -89,6 +89,15 @@ def side_stream(data: bytes, size: int, mode: int, engine: Any, max_size: int) -
     return out
 
 
+def _take_bytes(dec: Any, n: int) -> bytes:
+    """The next ``n`` bytes of a decoder's side stream (both decoders' ``take_bytes``)."""
+    if n < 0 or dec.pos + n > len(dec.buf):
+        raise DecodeError("escaped bytes run past the side stream")
+    out: bytes = dec.buf[dec.pos : dec.pos + n]
+    dec.pos += n
+    return out
+
+
 def shortest(low: int, rng: int, den: int, contained: bool) -> tuple[int, int]:
     """The canonical (n, k): k / 256^n lies in [low/den, (low+rng)/den) — all of
     [k/256^n, (k+1)/256^n) does when side bytes follow — with n the first that works counting
@@ -278,12 +287,7 @@ class Decoder:
         self.take(v, 1, n)
         return v
 
-    def take_bytes(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.buf):
-            raise DecodeError("escaped bytes run past the side stream")
-        out = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return out
+    take_bytes = _take_bytes
 
     def finish(self) -> None:
         """The payload must be exactly what the encoder writes for these symbols."""
@@ -467,12 +471,7 @@ class RangeDecoder:
         if self.budget < 0:
             raise DecodeError("learned-model payload asks for more items than it can hold")
 
-    def take_bytes(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.buf):
-            raise DecodeError("escaped bytes run past the side stream")
-        out = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return out
+    take_bytes = _take_bytes
 
     def finish(self) -> None:
         if self.pos != len(self.buf):

@@ -2006,13 +2006,17 @@ static inline int cat_put(WNode *w, Py_ssize_t k, WEnc *e, int c) {
     return wput(e, t->start[k], t->freq[k], w->total);
 }
 
+/* A categorical's entry for the text v[a:b] found from the span, or -1 (not a categorical with a
+ * string table, or no such entry: then a substring takes the node's usual path). */
+static inline Py_ssize_t span_entry(WNode *w, PyObject *v, Py_ssize_t a, Py_ssize_t b) {
+    return w->kind == K_CAT && w->sidx != NULL ? str_index_find(w->sidx, v, a, b) : -1;
+}
+
 /* Node i for the text v[a:b]: a categorical's hit straight from the span, else a substring. */
 static int wenc_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *e, int c) {
     WNode *w = &p->nodes[i];
-    if (w->kind == K_CAT && w->sidx != NULL) {
-        Py_ssize_t k = str_index_find(w->sidx, v, a, b);
-        if (k >= 0) return cat_put(w, k, e, c);
-    }
+    Py_ssize_t k = span_entry(w, v, a, b);
+    if (k >= 0) return cat_put(w, k, e, c);
     PyObject *s = PyUnicode_Substring(v, a, b);
     if (s == NULL) return -1;
     int rc = wenc_node(p, i, s, e, c);
@@ -2260,10 +2264,8 @@ static inline int both_cat_put(WNode *w, Py_ssize_t k, WEnc *g, WEnc *cm) {
 static int both_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *g, WEnc *cm, int *alive) {
     if (!*alive) return wenc_sub(p, i, v, a, b, g, 0);
     WNode *w = &p->nodes[i];
-    if (w->kind == K_CAT && w->sidx != NULL) {
-        Py_ssize_t k = str_index_find(w->sidx, v, a, b);
-        if (k >= 0) return both_cat_put(w, k, g, cm);
-    }
+    Py_ssize_t k = span_entry(w, v, a, b);
+    if (k >= 0) return both_cat_put(w, k, g, cm);
     PyObject *s = PyUnicode_Substring(v, a, b);
     if (s == NULL) return -1;
     int rc = wenc_both(p, i, s, g, cm, alive);

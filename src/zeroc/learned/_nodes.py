@@ -724,8 +724,12 @@ class Rule(Escaping):
     def get_value(self, dec: Decoder, src: Any) -> Any:
         raise NotImplementedError
 
+    def source_in(self, context: list[Any]) -> Any:
+        """The source field's value among the object's earlier values (MISSING where absent)."""
+        return context[self.source] if self.source < len(context) else MISSING
+
     def encode_in(self, v: Any, enc: Encoder, context: list[Any]) -> None:
-        src = context[self.source] if self.source < len(context) else MISSING
+        src = self.source_in(context)
         assert self.other is not None
         if not self.legacy and not self.predicts(src):
             self.other.encode(v, enc)
@@ -738,7 +742,7 @@ class Rule(Escaping):
             self.other.encode(v, enc)
 
     def decode_in(self, dec: Decoder, context: list[Any]) -> Any:
-        src = context[self.source] if self.source < len(context) else MISSING
+        src = self.source_in(context)
         assert self.other is not None
         if not self.legacy and not self.predicts(src):
             return self.other.decode(dec)
@@ -760,7 +764,7 @@ class Rule(Escaping):
         raise NotImplementedError
 
     def encode_common_in(self, v: Any, enc: Any, context: list[Any]) -> None:
-        src = context[self.source] if self.source < len(context) else MISSING
+        src = self.source_in(context)
         assert self.other is not None
         if not self.legacy and not self.predicts(src):
             self.other.encode_common(v, enc)  # JSON text (raw) raises Off
@@ -776,7 +780,7 @@ class Rule(Escaping):
             self.other.encode_common(v, enc)
 
     def decode_common_in(self, dec: Any, context: list[Any]) -> Any:
-        src = context[self.source] if self.source < len(context) else MISSING
+        src = self.source_in(context)
         assert self.other is not None
         if not self.legacy and not self.predicts(src):
             return self.other.decode_common(dec)
