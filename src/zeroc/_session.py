@@ -229,21 +229,15 @@ class SessionDecoder:
         return [self._loads(m) for m in self._split(content, count)]
 
     def _inflate(self, data: bytes) -> bytes:
+        """The record's content, fed to zstd in steps short enough that what one yields stays
+        within the limit (most records are one step)."""
         limit = self.max_decoded_size
-        if len(data) <= 3 * (limit // BLOCK_MAX):  # the common case: one step
-            try:
-                out: bytes = self._obj.decompress(data)
-            except zstd.ZstdError as exc:
-                raise DecodeError(f"corrupt session data: {exc}") from exc
-            if len(out) > limit:
-                raise LimitExceeded(f"session record decodes past the limit of {limit} bytes")
-            return out
-        view = memoryview(data)
+        view = memoryview(data) if len(data) > 3 * (limit // BLOCK_MAX) else data  # one step: no copy
         parts, size, pos = [], 0, 0
         while pos < len(data):
             step = max(4, 3 * ((limit - size) // BLOCK_MAX))
             try:
-                piece = self._obj.decompress(view[pos : pos + step])
+                piece: bytes = self._obj.decompress(view[pos : pos + step])
             except zstd.ZstdError as exc:
                 raise DecodeError(f"corrupt session data: {exc}") from exc
             size += len(piece)
@@ -251,7 +245,7 @@ class SessionDecoder:
                 raise LimitExceeded(f"session record decodes past the limit of {limit} bytes")
             parts.append(piece)
             pos += step
-        return b"".join(parts)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _split(self, content: bytes, count: int) -> list[bytes]:
         if self._lines:
