@@ -160,6 +160,11 @@ def test_relay_bench_codes_every_message_of_the_stream_exactly(tmp_path: Path) -
     assert doc["messages"] == {"small": 2000, "53 KB dump": 1, "2.3 MB dump": 1}
     assert by["zeroc session"]["total_bytes"] < by["pmd context takeover"]["total_bytes"]
     assert by["zeroc session"]["total_bytes"] < 0.8 * by["zlib per message"]["total_bytes"]
-    assert by["zeroc session"]["cpu_s"]["200"] > by["zeroc fan-out"]["cpu_s"]["200"]  # one context each
+    # A context per connection codes every message once per subscriber, fan-out once for all
+    # (the same measured seconds scaled, so no timing is compared).
+    session, fanout = by["zeroc session"], by["zeroc fan-out"]
+    assert session["per_connection"] and not fanout["per_connection"]
+    assert session["cpu_s"]["200"] == pytest.approx(200 * session["cpu_s"]["1"])
+    assert fanout["cpu_s"]["200"] == fanout["cpu_s"]["1"]
     assert "| zeroc session |" in md.read_text() and png.stat().st_size > 10_000
     assert "zeroc session:" in proc.stdout
