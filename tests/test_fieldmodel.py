@@ -199,7 +199,7 @@ def test_mutated_payloads_of_magnitudes_raise_only_zeroc_errors() -> None:
 @pytest.mark.parametrize(
     ("change", "error"),
     [
-        (lambda d: d.update(format=2), "from format 3 on"),
+        (lambda d: d.update(format=2), "from format [37] on"),  # shapes (3), chars (7)
         (lambda d: find_node(d, "shape")["literals"].__setitem__(1, "x "), "literals"),
         (lambda d: find_node(d, "shape")["literals"].__setitem__(1, ""), "kinds"),  # "Wed" "Apr" run together
         (lambda d: find_node(d, "shape").update(kinds="ab999999"), "kinds"),
@@ -224,7 +224,7 @@ def test_format_3_nodes_are_checked_when_read(change, error: str) -> None:  # ty
     from zeroc import InvalidDictionary
 
     doc = json.loads(zstandard.ZstdDecompressor().decompress(_COUNTS.to_bytes()))
-    assert doc["format"] == 6
+    assert doc["format"] in (6, 7)  # 7 where a vocabulary spells out what it has not seen
     change(doc)
     with pytest.raises(InvalidDictionary, match=error):
         Model.from_bytes(zstandard.ZstdCompressor().compress(json.dumps(doc).encode()))
@@ -304,7 +304,7 @@ def test_numbers_of_any_length_stay_on_the_common_path() -> None:
     for m in fresh + [{"street": s} for s in odd]:
         assert same(model.decode(model.encode(m)), m)
     assert all(model._fast_encode({"street": s}) is None for s in odd[:4])
-    assert json.loads(zstandard.ZstdDecompressor().decompress(model.to_bytes()))["format"] == 6
+    assert json.loads(zstandard.ZstdDecompressor().decompress(model.to_bytes()))["format"] in (6, 7)
     inner = {"kind": "int_range", "lo": 0, "span": 10, "esc": 1, "hits": 1}
     template = {"kind": "template", "prefix": "#", "width": 0, "inner": inner, "esc": 1, "hits": 1}
     for version in (3, 2):

@@ -229,13 +229,23 @@ def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictiona
     """Older readers would code newer nodes by older rules: sure nodes appear from format 2 and
     magnitudes from format 3 (the Order model has both: prices of new products by their
     magnitude), and a document that claims an older format for them is refused. New models are
-    format 6 (the range coder); one read as format 3 is written back as format 3, one read as
-    format 5 as format 5."""
+    format 6 (the range coder), or 7 with chars nodes; one read as format 3 is written back as
+    format 3, one read as format 5 as format 5."""
     d = workload_dicts["order"]
     assert d.model is not None
     doc = json.loads(zstandard.ZstdDecompressor().decompress(d.model))
+    assert doc["format"] == 7 and '"kind": "chars"' in json.dumps(doc)
+
+    def unspelt(node: object) -> object:  # the model without its chars nodes: format 6's nodes
+        if isinstance(node, dict):
+            return (
+                {"kind": "raw"} if node.get("kind") == "chars" else {k: unspelt(v) for k, v in node.items()}
+            )
+        return [unspelt(v) for v in node] if isinstance(node, list) else node
+
+    doc = {**doc, "format": 6, "root": unspelt(doc["root"])}
     text = json.dumps(doc)
-    assert doc["format"] == 6 and '"sure": true' in text and '"kind": "magnitude"' in text
+    assert '"sure": true' in text and '"kind": "magnitude"' in text
     from zeroc.learned._model import Model
 
     legacy = Model.from_bytes(zstandard.ZstdCompressor().compress(json.dumps({**doc, "format": 3}).encode()))
@@ -256,7 +266,7 @@ def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictiona
     with pytest.raises(InvalidDictionary, match="magnitude appears from format 3 on"):
         load({**doc, "format": 2})
     with pytest.raises(InvalidDictionary, match="not supported"):
-        load({**doc, "format": 7})
+        load({**doc, "format": 8})
     # Format 4: maps, and objects whose other key orders go on to another object node.
     raw, count = {"kind": "raw"}, {"kind": "int_range", "lo": 0, "span": 9, "esc": 1, "hits": 9}
     mapped = {"kind": "map", "count": count, "key": raw, "value": raw, "esc": 1, "hits": 9}
@@ -266,6 +276,28 @@ def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictiona
             load({**doc, "format": 3, "root": node})
         load({**doc, "format": 4, "root": node})
         load({**doc, "root": node})
+    # Format 7: chars, alone or as a words vocabulary's fallback.
+    table = {"esc": 1, "symbols": [97, 256], "counts": [3, 1]}
+    chars = {"kind": "chars", "tables": [{"context": 256, **table}], "base": table, "esc": 1, "hits": 9}
+    vocab = {"kind": "categorical", "values": ["ab"], "counts": [4], "esc": 1, "fallback": chars}
+    words = {"kind": "words", "tokens": True, "count": count, "words": [vocab], "esc": 1, "hits": 9}
+    for node in (chars, words):
+        with pytest.raises(
+            InvalidDictionary, match=r"appears from format 7 on|escaping to JSON text or chars"
+        ):
+            load({**doc, "format": 6, "root": node})
+        load({**doc, "format": 7, "root": node})
+    for bad in (
+        {**chars, "tables": [{"context": 257, **table}]},
+        {**chars, "tables": [{"context": 256, **table}] * 2},
+        {**chars, "base": {**table, "symbols": [256, 97]}},
+        {**chars, "base": {**table, "symbols": [97, 257]}},
+        {**chars, "base": {"context": 1, **table}},
+        {**chars, "tables": [table]},
+        {**chars, "base": {**table, "counts": [0, 1]}},
+    ):
+        with pytest.raises(InvalidDictionary, match="chars"):
+            load({**doc, "format": 7, "root": bad})
     with pytest.raises(InvalidDictionary, match="sure"):
         load(json.loads(text.replace('"sure": true', '"sure": 1', 1)))
     hostile = json.loads(text)
@@ -659,7 +691,7 @@ def test_formats_5_and_6_code_any_size_and_bound_the_work() -> None:
 
     orders = generate("order", 3000, seed=8)
     model = Model.learn([orders[i : i + 1 + i % 9] for i in range(0, 1800, 3)])
-    assert model.version == 6 and not model.blocks
+    assert model.version >= 6 and not model.blocks
     blocks = Model(model.root, model.common, model.samples, model.side, 5)
     assert blocks.blocks
     for size in (1, 7, 60, 600, 3000):

@@ -567,13 +567,15 @@ def test_the_native_walk_covers_every_node_kind() -> None:
     assert_same_walk(model, values, rng)
 
 
-def test_format_6_vectors_on_the_native_and_the_pure_python_coder() -> None:
-    """learned-6.json's model (range coder): both coders write the released payloads and read
-    them back; both refuse the invalid ones; mutated payloads give both the same value or error."""
-    doc = json.loads((VECTORS / "learned-6.json").read_text())
+@pytest.mark.parametrize("version", [6, 7])
+def test_range_coder_vectors_on_the_native_and_the_pure_python_coder(version: int) -> None:
+    """learned-6.json's and learned-7.json's models (range coder; 7: chars): both coders write the
+    released payloads and read them back; both refuse the invalid ones; mutated payloads give
+    both the same value or error."""
+    doc = json.loads((VECTORS / f"learned-{version}.json").read_text(encoding="utf-8"))
     d = zeroc.Dictionary.from_bytes((VECTORS / doc["dictionary"]).read_bytes())
     m = zeroc.Codec(d, frame_id="bare")._model
-    assert m is not None and m.version == 6 and m._walk is not None
+    assert m is not None and m.version == version and m._walk is not None
     pure = python_walk(m)
     learned_tag = zeroc.Codec(d)._learned_tag  # a learned frame with the dictionary by context
     payloads = []
@@ -626,3 +628,28 @@ def test_the_native_walk_codes_table_rules_as_python() -> None:
         ]
     assert_same_walk(m, values, rng)
     assert Prefixed in kinds
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(max_size=40), min_size=2, max_size=30), st.lists(st.text(max_size=60), max_size=12))
+def test_chars_codes_any_string_in_c_as_in_python(learned: list[str], coded: list[str]) -> None:
+    """A chars node (format 7) learned from some strings codes any other -- bytes no table
+    lists, non-ASCII, lone surrogates (JSON text), the empty string -- with the same bytes in C
+    and in Python, on the common path and off it, inside an object and as a words vocabulary's
+    fallback; mutated payloads give both the same value or error."""
+    from zeroc.learned._nodes import Categorical, Chars, Object, Words
+
+    chars = Chars.learn(learned)
+    vocab = Categorical.learn(
+        [w for v in learned for w in v.split(" ") if w] or ["a"], fallback=Chars.learn(learned)
+    )
+    words = Words(Categorical.learn([1, 2, 3]), [vocab], 1, 9)
+    root = Object(("c", "w"), [chars, words], 1, 9)
+    m = Model(root, 5, 10)
+    assert m.version == 7 and m._walk is not None
+    values: list[object] = [{"c": c, "w": w} for c, w in zip(coded + learned, learned + coded, strict=False)]
+    values += [{"c": "ab\ud800", "w": "x"}, {"c": 7, "w": "a  b"}, {"c": "", "w": "z"}]
+    rng = random.Random(len(learned))
+    assert_same_code(m, values, rng)
+    assert_same_walk(m, values, rng)
+    assert Model.from_bytes(m.to_bytes()).to_bytes() == m.to_bytes()

@@ -111,6 +111,7 @@ LEARNED_SETS = {
         "learned-4.json",
         "learned-5.json",
         "learned-6.json",
+        "learned-7.json",
     )
 }
 LEARNED = LEARNED_SETS["learned.json"]
@@ -157,6 +158,7 @@ def test_learned_model_formats() -> None:
         ("learned-4.json", 4),
         ("learned-5.json", 5),
         ("learned-6.json", 6),
+        ("learned-7.json", 7),
     )
     for name, version in sets:
         d = learned_dictionary(LEARNED_SETS[name])

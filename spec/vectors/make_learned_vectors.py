@@ -11,7 +11,9 @@ optional keys as a chain of key orders, a field that is null or an object, and a
 labels), learned-5.json (model format 5, the block coder: batches of sensor readings, one
 block and many, on and off the common path, with and without a side stream) and learned-6.json
 (model format 6, the range coder: tickets with a 50-bit id, a URL made from their key, a date,
-a price, a title of known words, labels as a map and free text in the side stream).
+a price, a title of known words, labels as a map and free text in the side stream) and
+learned-7.json (model format 7, chars: accounts whose usernames, email local parts and names a
+vocabulary has not seen are spelt out byte by byte, and a code field coded by chars alone).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def main() -> None:
         ("learned-4.json", version_4),
         ("learned-5.json", version_5),
         ("learned-6.json", version_6),
+        ("learned-7.json", version_7),
     )
     for out, write in ((HERE / name, fn) for name, fn in sets):
         if out.exists() and "--force" not in sys.argv:
@@ -102,7 +105,12 @@ def _write(out: Path, spec: str, name: str, d: zeroc.Dictionary, valid: list[Any
         "valid": valid,
         "invalid": [{"name": n, "frame_hex": b.hex(), "error": e} for n, b, e in invalid],
     }
-    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(doc, indent=1, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # lone surrogates: as JSON escapes
+        text = json.dumps(doc, indent=1)
+    out.write_text(text + "\n", encoding="utf-8")
     print(f"wrote {out}: {len(valid)} valid, {len(invalid)} invalid")
 
 
@@ -411,6 +419,112 @@ def version_6(out: Path) -> None:
             continue
         raise AssertionError(f"{n} decodes")
     _write(out, "spec/LEARNED_MODEL.md, version 6 (model format 6)", name, d, valid, invalid)
+
+
+_GIVEN_NAMES = ["Ana", "Bo", "Cyril", "Dana", "Emil", "Farah", "Greta", "Hugo", "Ines", "Jonas", "Kai", "Lena"]
+_FAMILY_NAMES = ["Berg", "Costa", "Diaz", "Engel", "Fischer", "Gomez", "Hahn", "Ito", "Jansen", "Kowalski"]
+_SYLLABLES = ["an", "bo", "ce", "di", "el", "fu", "ga", "ho", "ir", "jo", "ka", "lu", "mi", "no", "ra", "sa"]
+
+
+def _signup(rng: Any, n: int) -> dict[str, Any]:
+    """A signed-up account (format 7's set): a growing id, a username of syllables and digits, an email made of another
+    handle, a name of listed first and last names, and a code of six letters and digits."""
+    handle = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randrange(2, 5)))
+    return {
+        "id": 1000 + 3 * n + rng.randrange(3),
+        "username": handle + str(rng.randrange(100)),
+        "email": "".join(rng.choice(_SYLLABLES) for _ in range(3))
+        + "@"
+        + rng.choice(["mail.example", "corp.example"]),
+        "name": f"{rng.choice(_GIVEN_NAMES)} {rng.choice(_FAMILY_NAMES)}",
+        "code": "".join(rng.choice("ABCDEFGHJK0123456789") for _ in range(6)),
+    }
+
+
+def version_7(out: Path) -> None:
+    import random
+
+    from zeroc import DecodeError
+    from zeroc.learned import Model
+    from zeroc.learned._coder import RangeEncoder
+    from zeroc.learned._nodes import BYTES, Chars, Words, walk
+
+    name = "accounts-chars-learned.zcd"
+    rng = random.Random(70)
+    d = zeroc.train([_signup(rng, n) for n in range(1500)], candidates=[("learned", 19)], size=4096)
+    assert d.model is not None
+    model = Model.from_bytes(d.model)
+    assert model.version == 7
+    nodes = list(walk(model.root))
+    assert any(isinstance(n, Words) and any(type(w.fallback) is Chars for w in n.words) for n in nodes)
+    d.save(HERE / name)
+    (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
+    rng = random.Random(71)
+    later = [_signup(rng, n) for n in range(1500, 1600)]
+    on = next(a for a in later if model._fast_encode(a) is not None)
+
+    valid: list[dict[str, Any]] = []
+    add = _adder(d, valid)
+    first = add("common-path", on)
+    add("common-path-bare", on, frame_id="bare")
+    add("common-path-checksum", on, checksum=True)
+    add("unseen-username-and-name", {**on, "username": "zyxwvq77", "name": "Quentin Zabrowski"})
+    add("bytes-no-table-lists", {**on, "code": "~^|{}`", "username": "a\u00e9\u00df\u20ac"})
+    add("non-ascii-text", {**on, "name": "\u5c0f\u6797 \u82b1\u5b50", "code": "\U0001f600x"})
+    add("lone-surrogate-json-text", {**on, "code": "ab\ud800"})
+    add("empty-code", {**on, "code": ""})
+    add("many-accounts", later[:40])
+
+    # Invalid payloads: the chars tables coded otherwise than an encoder codes them.
+    def forged(put: Any) -> bytes:
+        """The general rules' payload of ``on``, walked in Python with chars coded by ``put``."""
+        original = Chars.put
+        Chars.put = put  # type: ignore[method-assign]
+        try:
+            enc = RangeEncoder()
+            enc.put(*model.off)
+            model.root.encode(on, enc)  # type: ignore[arg-type] # the coder's methods
+            return enc.finish()
+        finally:
+            Chars.put = original  # type: ignore[method-assign]
+
+    def spelt(prefix: bytes, escape_first: bool) -> Any:
+        """A chars put that codes ``prefix`` before the string's bytes, its first byte through
+        the base table even where the first table lists it when ``escape_first``."""
+
+        def put(self: Chars, v: Any, enc: Any, common: bool = False) -> None:
+            before = 256
+            for i, x in enumerate((*prefix, *v.encode(), 256)):
+                table = self.tables.get(before)
+                before = x
+                if table is not None:
+                    hit = table.starts.get(x)
+                    if hit is not None and not (escape_first and i == 0):
+                        enc.put(hit[0], hit[1], table.total)
+                        continue
+                    enc.put(0, table.esc, table.total)
+                hit = self.base.starts.get(x)
+                if hit is not None:
+                    enc.put(hit[0], hit[1], self.base.total)
+                else:
+                    enc.put(0, self.base.esc, self.base.total)
+                    enc.put(x, 1, BYTES)
+
+        return put
+
+    invalid = [
+        ("padded-payload", first + b"\x00", "DecodeError"),
+        ("escape-to-a-listed-byte", first[:1] + forged(spelt(b"", True)), "DecodeError"),
+        ("bytes-not-utf-8", first[:1] + forged(spelt(b"\xff", False)), "DecodeError"),
+    ]
+    codec = zeroc.Codec(d)
+    for n, frame, _e in invalid:
+        try:
+            codec.decode(frame)
+        except DecodeError:
+            continue
+        raise AssertionError(f"{n} decodes")
+    _write(out, "spec/LEARNED_MODEL.md, version 7 (model format 7)", name, d, valid, invalid)
 
 
 if __name__ == "__main__":

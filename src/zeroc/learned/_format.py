@@ -3,10 +3,13 @@ is built from it, so a hostile model file is rejected with InvalidDictionary."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from zeroc._errors import InvalidDictionary
 from zeroc.learned._nodes import (
+    BYTES,
+    END,
     MAX_BITS,
     MAX_DIGITS,
     MAX_FIELDS,
@@ -14,6 +17,8 @@ from zeroc.learned._nodes import (
     Affix,
     Array,
     Categorical,
+    Chars,
+    CharTable,
     Decimal,
     Given,
     IntRange,
@@ -31,12 +36,14 @@ from zeroc.learned._nodes import (
     as_key,
 )
 
-# The model document's format (6: format 4's nodes, coded with the range coder, totals at most
-# 2^40); formats 1 (no sure nodes, table rules code a symbol even without an entry for the
+# The model document's format (7: format 6 and the chars node; 6: format 4's nodes, coded with
+# the range coder, totals at most 2^40; a writer writes 7 only for a model with a chars node);
+# formats 1 (no sure nodes, table rules code a symbol even without an entry for the
 # source), 2 (no magnitude or shape nodes, no numeric affixes), 3 (no maps, objects escape to
 # JSON text only), 4 (the exact coder, at most 4,096 symbols a message) and 5 (the exact coder
 # in blocks) are read too.
-FORMAT = 6
+FORMAT = 7
+RANGE_FORMAT = 6  # what a model without a chars node is written as
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64
@@ -86,7 +93,7 @@ class Reader:
 
     def counts(self, d: dict[str, Any]) -> tuple[int, int]:
         esc, hits = self.integer(d, "esc", 1, MAX_TOTAL), self.integer(d, "hits", 1, MAX_TOTAL)
-        if self.version >= 6 and esc + hits > MAX_TOTAL:  # the range coder's totals
+        if self.version >= RANGE_FORMAT and esc + hits > MAX_TOTAL:  # the range coder's totals
             raise self.fail(f"{d.get('kind')}: esc + hits must be at most {MAX_TOTAL}")
         return esc, hits
 
@@ -122,6 +129,27 @@ class Reader:
         if type(children) is not list or len(children) != len(kinds):
             raise self.fail("shape.children must be one node per field")
         return Shape(tuple(literals), kinds, [self.node(c, sub) for c in children], *self.counts(d))
+
+    def char_table(self, d: Any, context: bool) -> tuple[int, CharTable]:
+        """A chars TABLE (spec §2, *Characters*): its context (-1 for base) and the table."""
+        if type(d) is not dict or ("context" in d) != context:
+            raise self.fail("chars tables must be objects, with a context except base")
+        symbols, counts = d.get("symbols"), d.get("counts")
+        if (
+            type(symbols) is not list
+            or type(counts) is not list
+            or not 0 < len(symbols) == len(counts) <= BYTES
+            or not all(type(x) is int and 0 <= x <= END for x in symbols)
+            or any(a >= b for a, b in pairwise(symbols))
+            or not all(type(c) is int and 0 < c <= MAX_TOTAL for c in counts)
+        ):
+            raise self.fail("a chars table needs 1..257 increasing symbols 0..256 with counts")
+        self.spend(len(symbols))
+        d = {**d, "kind": "chars table"}  # what the errors name
+        table = CharTable(self.integer(d, "esc", 1, MAX_TOTAL), symbols, counts)
+        if table.total > MAX_TOTAL:
+            raise self.fail("chars table total too large")
+        return (self.integer(d, "context", 0, END) if context else -1), table
 
     def node(self, d: Any, depth: int, position: int | None = None) -> Node:
         """A node from its data; ``position`` is its index among an object's children (the only
@@ -183,6 +211,16 @@ class Reader:
                 self.node(d.get("inner"), sub),
                 *self.counts(d),
             )
+        if kind == "chars":
+            if self.version < 7:
+                raise self.fail("chars appears from format 7 on")
+            tables = d.get("tables")
+            if type(tables) is not list or len(tables) > BYTES:
+                raise self.fail("chars.tables must be a list of at most 257 tables")
+            by = dict(self.char_table(t, True) for t in tables)
+            if len(by) != len(tables):
+                raise self.fail("chars tables repeat a context")
+            return Chars(by, self.char_table(d.get("base"), False)[1], *self.counts(d))
         if kind == "words":
             words = d.get("words")
             if type(words) is not list or not 0 < len(words) <= Words.MAX_POSITIONS:
@@ -191,11 +229,13 @@ class Reader:
             vocab = [self.node(w, sub) for w in words]
             if not all(
                 isinstance(w, Categorical)
-                and isinstance(w.fallback, Raw)
+                and (isinstance(w.fallback, Raw) or (isinstance(w.fallback, Chars) and self.version >= 7))
                 and all(type(v) is str and v and (tokens or " " not in v) for v in w.values)
                 for w in vocab
             ):
-                raise self.fail("a words vocabulary must be a categorical of words escaping to JSON text")
+                raise self.fail(
+                    "a words vocabulary must be a categorical of words escaping to JSON text or chars"
+                )
             tokens = d.get("tokens")
             if type(tokens) is not bool:
                 raise self.fail("words.tokens must be a boolean")

@@ -7,6 +7,7 @@ import math
 import os
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import zstandard as zstd
@@ -24,6 +25,7 @@ from zeroc.learned._nodes import (
     Affix,
     Array,
     Categorical,
+    Chars,
     Decimal,
     Given,
     IntRange,
@@ -47,6 +49,7 @@ PRICED_VALUES = 1024
 # (a union's table, then the model of the rest), and models may be 64 deep.
 LEARNED_DEPTH = 24
 MAX_SHAPES = 16  # key orders an object's chain of shapes may hold
+SHORT = 16  # strings a few-valued table spells out when a new one comes (see _learn)
 MAP_SHAPES = 8  # objects of this many key sets, and 4x more keys than an object holds, may be maps
 
 
@@ -125,10 +128,16 @@ class Learner:
         few = distinct <= 64
         spread = few and distinct * 4 > n and types in ({int}, {str})
         if len(types) == 1 and (types <= {bool, type(None)} or (few and not spread)):
+            if types == {str} and max(map(len, values)) <= SHORT:
+                # Codes (a date's day, a region): a new one is short too, and spelt out it costs
+                # a few bytes in the coder, less than JSON text and the side stream it opens.
+                return Categorical.learn(values, fallback=Chars.learn(values))
             return Categorical.learn(values)
         if types == {int}:
             lo, width = min(values), max(values) - min(values) + 1
-            if abs(lo) <= MAX_SPAN and width <= MAX_SPAN:  # as the reader allows
+            # Values that grow along the samples (ids, counters, epoch times) go on growing past
+            # the largest one seen: a range would send every later one to JSON text.
+            if abs(lo) <= MAX_SPAN and width <= MAX_SPAN and not growing(values):  # as the reader allows
                 span = IntRange(lo, width, 1, n)
                 candidates.append(span)
                 if distinct <= MAX_CATEGORIES:
@@ -156,15 +165,44 @@ class Learner:
             elif m and all(v.startswith(m.group(1)) and NUMBER.match(v, len(m.group(1))) for v in values):
                 numbers = [int(v[len(m.group(1)) :]) for v in values]  # of any length: width 0
                 candidates.append(Template(m.group(1), 0, self.learn(numbers), 1, n))
+            words: list[Words] = []
             if any(" " in v for v in values) and not spread:
-                candidates += [Words.learn(self.learn, values, positional) for positional in (False, True)]
+                words += [Words.learn(self.learn, values, positional) for positional in (False, True)]
             if distinct > len(values) // 4 and not spread:  # mostly distinct: try it as tokens
-                candidates += [Words.learn(self.learn, values, p, True) for p in (False, True)]
+                words += [Words.learn(self.learn, values, p, True) for p in (False, True)]
+            for node in words:
+                self._spell(node)
+            candidates += words
             shape = Shape.learn(self.learn, values)
             if shape is not None:
                 candidates.append(shape)
+            if not spread and distinct > 1:
+                candidates.append(Chars.learn(values))
         # A shape must save 1%: within that, the word and template models code faster.
-        return min(candidates, key=lambda c: self.cost(c, values) * (1.01 if isinstance(c, Shape) else 1))
+        return min(candidates, key=lambda c: self._price(c, values) * (1.01 if isinstance(c, Shape) else 1))
+
+    def _price(self, node: Node, values: list[Any]) -> float:
+        """A candidate's cost; a chars node's as if the values were new (:meth:`_unseen`)."""
+        return self._unseen(values) if type(node) is Chars else self.cost(node, values)
+
+    def _unseen(self, values: list[Any]) -> float:
+        """Bits a chars model costs for values it has not seen: each half priced by a model of
+        the other half (a model priced on what it learned from looks better than it will be)."""
+        halves = values[0::2], values[1::2]
+        if not halves[1]:
+            return math.inf
+        return sum(
+            self.cost(Chars.learn(other), half) for half, other in zip(halves, halves[::-1], strict=True)
+        )
+
+    def _spell(self, node: Words) -> None:
+        """Give each vocabulary of ``node`` a chars fallback where the words it has not seen
+        cost less spelt out than as JSON text: priced on the vocabulary's distinct words, each
+        half by a model of the other."""
+        for vocab in node.words:
+            fresh = [v for v in vocab.values if type(v) is str]
+            if len(fresh) >= 2 and self._unseen(fresh) < self.cost(vocab.fallback, fresh):
+                vocab.fallback = Chars.learn(fresh)
 
     def _union(self, values: list[Any], types: set[type]) -> Categorical | None:
         """Values of several types (null or an object, a number or a string): the scalars that
@@ -356,6 +394,12 @@ class Learner:
                         total.sure = not isinstance(other, Raw) and len(rest) * SURE <= n
                         return total
         return None
+
+
+def growing(values: list[int]) -> bool:
+    """Whether integers rise from sample to sample (at least 90% of steps; 8 values or more)."""
+    steps = len(values) - 1
+    return steps >= 7 and sum(b > a for a, b in pairwise(values)) >= 0.9 * steps
 
 
 def decimal_scale(values: list[float]) -> int | None:

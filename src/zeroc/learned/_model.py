@@ -12,12 +12,21 @@ from zeroc import _json
 from zeroc._errors import DecodeError, InvalidDictionary, TrainingError
 from zeroc.learned import _generate, _walk
 from zeroc.learned._coder import NO_SIDE, Decoder, Encoder, RangeDecoder, RangeEncoder
-from zeroc.learned._format import FORMAT, MAX_ENTRIES, MAX_LOOPS, MAX_MODEL_BYTES, MAX_TOTAL, Reader
+from zeroc.learned._format import (
+    FORMAT,
+    MAX_ENTRIES,
+    MAX_LOOPS,
+    MAX_MODEL_BYTES,
+    MAX_TOTAL,
+    RANGE_FORMAT,
+    Reader,
+)
 from zeroc.learned._generate import generate
 from zeroc.learned._learner import Learner, text_pricer
 from zeroc.learned._nodes import (
     OFF,
     Array,
+    Chars,
     IntRange,
     Magnitude,
     Map,
@@ -44,15 +53,18 @@ class Model:
     The first symbol says whether the message is on the model's common path (``_generate``);
     ``common`` of ``samples`` training messages were, which sets that symbol's probability.
     ``side`` (a zstd engine with the trained dictionary) compresses the side stream. ``version``
-    is the model format it was written in, which says how it codes (format 6: the range coder,
+    is the model format it was written in, which says how it codes (formats 6 and 7: the range coder,
     the common path walked by the nodes; format 5: the exact coder in blocks; formats 1-5: the
     common path as generated code).
     """
 
     def __init__(
-        self, root: Node, common: int = 0, samples: int = 0, side: Any = None, version: int = FORMAT
+        self, root: Node, common: int = 0, samples: int = 0, side: Any = None, version: int | None = None
     ) -> None:
         self.root, self.common, self.samples, self.side = root, common, samples, side
+        # Format 7 only where a chars node needs it, so that format 6's readers read the rest.
+        if version is None:
+            version = FORMAT if any(type(n) is Chars for n in walk(root)) else RANGE_FORMAT
         self.version = version
         self.blocks = version == 5
         self.seen = self.bits = self.misses = 0  # drift figures, kept by Codec and encode
@@ -227,7 +239,7 @@ class Model:
             doc = _json.loads(text)
         except (ValueError, RecursionError, UnicodeDecodeError) as exc:
             raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
-        if type(doc) is not dict or doc.get("format") not in (1, 2, 3, 4, 5, FORMAT):
+        if type(doc) is not dict or doc.get("format") not in (1, 2, 3, 4, 5, RANGE_FORMAT, FORMAT):
             raise InvalidDictionary(
                 f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
             )

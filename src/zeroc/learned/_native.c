@@ -888,7 +888,112 @@ static inline Py_ssize_t str_index_find(const StrIndex *x, PyObject *v, Py_ssize
     }
 }
 
-enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP, K_GIVEN, K_PREFIXED };
+enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP, K_GIVEN, K_PREFIXED, K_CHARS };
+
+/* A chars node's table (spec §2, Characters): which symbols 0..256 it lists (a bitmap, so a
+ * symbol's row is the count of listed symbols below it), the rows' slots at off.. in the node's
+ * arrays, and the escape. One cache line; n == 0 for a context without a table. */
+#define CHAR_END 256
+#define CHAR_BYTES 257
+#define CHAR_BASE 257  /* the base table's index, after the 257 contexts */
+typedef struct {
+    uint64_t bits[5];
+    limb esc, total;
+    int32_t off, n;
+} CharTab;
+
+typedef struct {
+    CharTab tab[CHAR_BASE + 1];
+    limb *start, *freq;       /* rows of all tables, table by table */
+    uint16_t *sym;
+} Chars;
+
+static inline int char_has(const CharTab *t, int x) { return (int)((t->bits[x >> 6] >> (x & 63)) & 1); }
+
+static inline int32_t char_row(const CharTab *t, int x) {
+    int32_t r = 0;
+    for (int j = 0; j < (x >> 6); j++) r += __builtin_popcountll(t->bits[j]);
+    if (x & 63) r += __builtin_popcountll(t->bits[x >> 6] & (((uint64_t)1 << (x & 63)) - 1));
+    return t->off + r;
+}
+
+static void chars_free(Chars *c) {
+    if (c == NULL) return;
+    PyMem_Free(c->start);
+    PyMem_Free(c->freq);
+    PyMem_Free(c->sym);
+    PyMem_Free(c);
+}
+
+/* One table from (esc, symbols, counts) into slot `at` of c, its rows from *rows on; -1 when
+ * malformed (ValueError set) or on an error. */
+static int chars_table(Chars *c, int at, PyObject *t, int32_t *rows, int32_t cap) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) goto bad;
+    PyObject *syms = PyTuple_GET_ITEM(t, 1), *counts = PyTuple_GET_ITEM(t, 2);
+    if (!PyTuple_Check(syms) || !PyTuple_Check(counts) || PyTuple_GET_SIZE(syms) != PyTuple_GET_SIZE(counts)) goto bad;
+    Py_ssize_t n = PyTuple_GET_SIZE(syms);
+    CharTab *tab = &c->tab[at];
+    if (n < 1 || n > CHAR_BYTES || tab->n != 0 || *rows + n > cap) goto bad;
+    unsigned long long esc = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t, 0));
+    if (PyErr_Occurred()) return -1;
+    if (esc < 1 || esc > RANGE_DIRECT) goto bad;
+    tab->esc = esc;
+    tab->off = *rows;
+    tab->n = (int32_t)n;
+    limb pos = esc;
+    int last = -1;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        long x = PyLong_AsLong(PyTuple_GET_ITEM(syms, j));
+        unsigned long long f = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(counts, j));
+        if (PyErr_Occurred()) return -1;
+        if (x <= last || x > CHAR_END || f < 1 || f > RANGE_DIRECT) goto bad;
+        last = (int)x;
+        tab->bits[x >> 6] |= (uint64_t)1 << (x & 63);
+        c->sym[*rows] = (uint16_t)x;
+        c->start[*rows] = pos;
+        c->freq[*rows] = f;
+        pos += f;
+        ++*rows;
+        if (pos > RANGE_DIRECT) goto bad;
+    }
+    tab->total = pos;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "a malformed chars table");
+    return -1;
+}
+
+/* A chars node's tables from (((context, esc, symbols, counts), ...), (esc, symbols, counts)). */
+static Chars *chars_new(PyObject *extra) {
+    if (!PyTuple_Check(extra) || PyTuple_GET_SIZE(extra) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(extra, 0))) {
+        PyErr_SetString(PyExc_ValueError, "a malformed chars node");
+        return NULL;
+    }
+    PyObject *tables = PyTuple_GET_ITEM(extra, 0), *base = PyTuple_GET_ITEM(extra, 1);
+    Py_ssize_t nt = PyTuple_GET_SIZE(tables);
+    if (nt > CHAR_BYTES) { PyErr_SetString(PyExc_ValueError, "a malformed chars node"); return NULL; }
+    int32_t cap = (int32_t)((nt + 1) * CHAR_BYTES), rows = 0;
+    Chars *c = PyMem_Calloc(1, sizeof(Chars));
+    if (c == NULL) { PyErr_NoMemory(); return NULL; }
+    c->start = PyMem_Calloc((size_t)cap, sizeof(limb));
+    c->freq = PyMem_Calloc((size_t)cap, sizeof(limb));
+    c->sym = PyMem_Calloc((size_t)cap, sizeof(uint16_t));
+    if (c->start == NULL || c->freq == NULL || c->sym == NULL) { chars_free(c); PyErr_NoMemory(); return NULL; }
+    for (Py_ssize_t j = 0; j < nt; j++) {
+        PyObject *t = PyTuple_GET_ITEM(tables, j);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) { PyErr_SetString(PyExc_ValueError, "a malformed chars table"); chars_free(c); return NULL; }
+        long ctx = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+        if (ctx == -1 && PyErr_Occurred()) { chars_free(c); return NULL; }
+        if (ctx < 0 || ctx > CHAR_END) { PyErr_SetString(PyExc_ValueError, "a malformed chars table"); chars_free(c); return NULL; }
+        PyObject *rest = PyTuple_GetSlice(t, 1, 4);
+        int rc = rest ? chars_table(c, (int)ctx, rest, &rows, cap) : -1;
+        Py_XDECREF(rest);
+        if (rc < 0) { chars_free(c); return NULL; }
+    }
+    if (chars_table(c, CHAR_BASE, base, &rows, cap) < 0) { chars_free(c); return NULL; }
+    return c;
+}
+
 
 typedef struct {
     int kind;
@@ -918,6 +1023,7 @@ typedef struct {
     Py_ssize_t source;        /* given, prefixed: the earlier field read */
     PyObject *preds;          /* given: predicted values; prefixed: prefixes (by entry) */
     char *plain;              /* given: which predictions == tells apart (the common path's test) */
+    Chars *chars;             /* chars: the tables */
 } WNode;
 
 typedef struct {
@@ -1594,6 +1700,7 @@ static void program_dealloc(Program *p) {
         PyMem_Free(w->kids);
         PyMem_Free(w->rule);
         PyMem_Free(w->plain);
+        chars_free(w->chars);
     }
     PyMem_Free(p->nodes);
     Py_TYPE(p)->tp_free((PyObject *)p);
@@ -1630,7 +1737,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         limb esc, total;
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 10) goto bad;
         kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
-        if (kind < K_PY || kind > K_PREFIXED) goto bad;
+        if (kind < K_PY || kind > K_CHARS) goto bad;
         w->kind = kind;
         GETREF(w->py, PyTuple_GET_ITEM(t, 1));
         if (u64_arg(PyTuple_GET_ITEM(t, 2), &esc, "esc") < 0 || u64_arg(PyTuple_GET_ITEM(t, 3), &total, "total") < 0)
@@ -1754,6 +1861,10 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         }
         case K_MAP:
             if (w->a < 0 || w->b < 0 || w->c < 0) goto bad;
+            break;
+        case K_CHARS:
+            w->chars = chars_new(extra);
+            if (w->chars == NULL) goto fail;
             break;
         default:
             break;
@@ -2024,6 +2135,33 @@ static int wenc_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssiz
     return rc;
 }
 
+/* A string's UTF-8 through a chars node's tables (the escape already coded): each byte, then the
+ * end, in the table of the symbol before it or else the base table (spec §2, Characters). */
+static int wenc_chars(const Chars *ch, const unsigned char *s, Py_ssize_t n, WEnc *e) {
+    const CharTab *base = &ch->tab[CHAR_BASE];
+    int before = CHAR_END;
+    for (Py_ssize_t q = 0; q <= n; q++) {
+        int x = q < n ? s[q] : CHAR_END;
+        const CharTab *t = &ch->tab[before];
+        before = x;
+        if (t->n) {
+            if (char_has(t, x)) {
+                int32_t r = char_row(t, x);
+                if (wput(e, ch->start[r], ch->freq[r], t->total) < 0) return -1;
+                continue;
+            }
+            if (wput(e, 0, t->esc, t->total) < 0) return -1;
+        }
+        if (char_has(base, x)) {
+            int32_t r = char_row(base, x);
+            if (wput(e, ch->start[r], ch->freq[r], base->total) < 0) return -1;
+        } else if (wput(e, 0, base->esc, base->total) < 0 || wput(e, (limb)x, 1, CHAR_BYTES) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The sameness of the general rules (as_key(a) == as_key(b)): same type, equal, floats by repr. */
 static int same_value(PyObject *a, PyObject *b) {
     if (PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b)) return PyUnicode_Compare(a, b) == 0 ? 1 : (PyErr_Occurred() ? -1 : 0);
@@ -2215,6 +2353,18 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
             if (rc) return rc;
         }
         return 0;
+    }
+    case K_CHARS: {
+        if (!PyUnicode_CheckExact(v)) break;
+        Py_ssize_t n;
+        const char *u = PyUnicode_AsUTF8AndSize(v, &n);
+        if (u == NULL) {  /* no UTF-8 (lone surrogates): JSON text */
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return -1;
+            PyErr_Clear();
+            break;
+        }
+        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        return wenc_chars(w->chars, (const unsigned char *)u, n, e);
     }
     case K_MAP: {
         if (c) return 1;  /* never on the common path */
@@ -2482,6 +2632,75 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
     return q;
 }
 
+/* The row of table t whose slots hold s (t->esc <= s < t->total). */
+static inline int32_t char_find(const Chars *ch, const CharTab *t, limb s) {
+    int32_t lo = t->off, hi = t->off + t->n - 1;
+    while (lo < hi) {
+        int32_t mid = (lo + hi + 1) / 2;
+        if (ch->start[mid] <= s) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* A string through a chars node's tables, up to its end symbol (spec §2, Characters). */
+static PyObject *wdec_chars(const Chars *ch, WDec *d) {
+    const CharTab *base = &ch->tab[CHAR_BASE];
+    unsigned char stack[256], *buf = stack;
+    Py_ssize_t n = 0, cap = sizeof stack;
+    PyObject *out = NULL;
+    int before = CHAR_END;
+    for (;;) {
+        const CharTab *t = &ch->tab[before];
+        limb s;
+        int x = -1;
+        if (t->n) {
+            if (wslot(d, t->total, &s) < 0) goto done;
+            if (s >= t->esc) {
+                int32_t r = char_find(ch, t, s);
+                if (wtake(d, s, ch->start[r], ch->freq[r], t->total) < 0) goto done;
+                x = ch->sym[r];
+            } else if (wtake(d, s, 0, t->esc, t->total) < 0) {
+                goto done;
+            }
+        }
+        if (x < 0) {
+            if (wslot(d, base->total, &s) < 0) goto done;
+            if (s >= base->esc) {
+                int32_t r = char_find(ch, base, s);
+                if (wtake(d, s, ch->start[r], ch->freq[r], base->total) < 0) goto done;
+                x = ch->sym[r];
+            } else {
+                if (wtake(d, s, 0, base->esc, base->total) < 0 || wslot(d, CHAR_BYTES, &s) < 0 ||
+                    wtake(d, s, s, 1, CHAR_BYTES) < 0)
+                    goto done;
+                x = (int)s;
+                if (char_has(base, x)) { derr("chars: an escape to a byte its table lists"); goto done; }
+            }
+            if (t->n && char_has(t, x)) { derr("chars: an escape to a byte its table lists"); goto done; }
+        }
+        if (x == CHAR_END) break;
+        if (n == cap) {
+            unsigned char *grown = PyMem_Malloc((size_t)cap * 2);
+            if (grown == NULL) { PyErr_NoMemory(); goto done; }
+            memcpy(grown, buf, (size_t)n);
+            if (buf != stack) PyMem_Free(buf);
+            buf = grown;
+            cap *= 2;
+        }
+        buf[n++] = (unsigned char)x;
+        before = x;
+    }
+    out = PyUnicode_DecodeUTF8((const char *)buf, n, "strict");
+    if (out == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        PyErr_Clear();
+        derr("chars: the bytes are not UTF-8");
+    }
+done:
+    if (buf != stack) PyMem_Free(buf);
+    return out;
+}
+
 static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
     WNode *w = &p->nodes[i];
     limb s;
@@ -2709,6 +2928,8 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         }
         return out;
     }
+    case K_CHARS:
+        return wdec_chars(w->chars, d);
     case K_MAP: {
         Py_ssize_t n;
         if (wdec_count(p, w->a, d, 0, 0, MAX_LENGTH, "map size out of range", &n) < 0) return NULL;

@@ -1097,6 +1097,167 @@ class Map(Escaping):
         }
 
 
+END = 256  # chars: the symbol after a string's last byte, and the context before its first
+BYTES = END + 1  # chars: the alphabet of a uniform symbol (a byte or the end)
+
+
+class CharTable:
+    """One table of a ``chars`` node: symbols (bytes and the end, increasing), their counts and
+    an escape; symbol ``symbols[i]`` has the slots from ``esc + counts[0] + ... + counts[i-1]``."""
+
+    __slots__ = ("esc", "rows", "starts", "symbols", "total")
+
+    def __init__(self, esc: int, symbols: list[int], counts: list[int]) -> None:
+        self.esc, self.symbols = esc, symbols
+        self.starts: dict[int, tuple[int, int]] = {}
+        self.rows: list[tuple[int, int, int]] = []
+        pos = esc
+        for x, f in zip(symbols, counts, strict=True):
+            self.starts[x] = (pos, f)
+            self.rows.append((pos, f, x))
+            pos += f
+        self.total = pos
+
+    @classmethod
+    def learn(cls, counts: Counter[int]) -> CharTable:
+        """Symbols as seen; the escape weighs the symbols seen once (Good-Turing, as categoricals)."""
+        symbols = sorted(counts)
+        return cls(max(1, sum(1 for c in counts.values() if c == 1)), symbols, [counts[x] for x in symbols])
+
+    def find(self, slot: int) -> tuple[int, int, int]:
+        """(start, freq, symbol) of the symbol whose slots hold ``slot`` (``slot >= esc``)."""
+        lo, hi = 0, len(self.rows) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.rows[mid][0] <= slot:
+                lo = mid
+            else:
+                hi = mid - 1
+        return self.rows[lo]
+
+    def to_data(self) -> dict[str, Any]:
+        return {"esc": self.esc, "symbols": self.symbols, "counts": [f for _s, f, _x in self.rows]}
+
+
+def utf8(v: str) -> bytes | None:
+    """A string's UTF-8, or None when it has none (lone surrogates)."""
+    try:
+        return v.encode()
+    except UnicodeEncodeError:
+        return None
+
+
+class Chars(Escaping):
+    """Strings byte by byte (format 7): each byte of the UTF-8, then the end, through the table
+    of the byte before it (an order-1 context model) or, without one, through ``base``; a byte a
+    table lacks escapes to ``base``, and one ``base`` lacks is uniform of 257. What a vocabulary
+    has not seen (usernames, email local parts, names) then costs a few bits a character in
+    the coder instead of a trip through the compressed side stream."""
+
+    kind = "chars"
+
+    def __init__(self, tables: dict[int, CharTable], base: CharTable, esc: int, hits: int) -> None:
+        self.tables, self.base = tables, base
+        self.esc, self.total = esc, esc + hits
+
+    @classmethod
+    def learn(cls, values: list[str]) -> Chars:
+        """Counts of each symbol after each symbol in the strings that have UTF-8; the others
+        escape to JSON text."""
+        by: dict[int, Counter[int]] = {}
+        base: Counter[int] = Counter()
+        fitting = 0
+        for v in values:
+            data = utf8(v) if type(v) is str else None
+            if data is None:
+                continue
+            fitting += 1
+            before = END
+            for x in (*data, END):
+                by.setdefault(before, Counter())[x] += 1
+                before = x
+            base.update(data)
+            base[END] += 1
+        tables = {c: CharTable.learn(counts) for c, counts in sorted(by.items())}
+        return cls(
+            tables, CharTable.learn(base or Counter({END: 1})), len(values) - fitting + 1, max(fitting, 1)
+        )
+
+    def fits(self, v: Any) -> bool:
+        return type(v) is str and (v.isascii() or utf8(v) is not None)
+
+    def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
+        tables, base = self.tables, self.base
+        before = END
+        for x in (*v.encode(), END):
+            table = tables.get(before)
+            before = x
+            if table is not None:
+                hit = table.starts.get(x)
+                if hit is not None:
+                    enc.put(hit[0], hit[1], table.total)
+                    continue
+                enc.put(0, table.esc, table.total)
+            hit = base.starts.get(x)
+            if hit is not None:
+                enc.put(hit[0], hit[1], base.total)
+            else:
+                enc.put(0, base.esc, base.total)
+                enc.put(x, 1, BYTES)
+
+    def get(self, dec: Decoder, common: bool = False) -> Any:
+        out = bytearray()
+        before = END
+        base = self.base
+        while True:
+            table = self.tables.get(before)
+            if table is not None:
+                slot = dec.peek(table.total)
+                if slot >= table.esc:
+                    start, freq, x = table.find(slot)
+                    dec.take(start, freq, table.total)
+                    if x == END:
+                        break
+                    out.append(x)
+                    before = x
+                    continue
+                dec.take(0, table.esc, table.total)
+            slot = dec.peek(base.total)
+            if slot >= base.esc:
+                start, freq, x = base.find(slot)
+                dec.take(start, freq, base.total)
+            else:
+                dec.take(0, base.esc, base.total)
+                x = dec.uniform(BYTES)
+                if x in base.starts:
+                    raise DecodeError("chars: an escape to a byte its table lists")
+            if table is not None and x in table.starts:
+                raise DecodeError("chars: an escape to a byte its table lists")
+            if x == END:
+                break
+            out.append(x)
+            before = x
+        try:
+            return out.decode()
+        except UnicodeDecodeError as exc:
+            raise DecodeError("chars: the bytes are not UTF-8") from exc
+
+    def symbols(self) -> int:
+        """Table entries (``_format.MAX_ENTRIES`` counts each table's symbols)."""
+        return len(self.base.symbols) + sum(len(t.symbols) for t in self.tables.values())
+
+    def describe(self) -> str:
+        return f"chars({len(self.tables)} contexts)"
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "tables": [{"context": c, **t.to_data()} for c, t in self.tables.items()],
+            "base": self.base.to_data(),
+            **self._counts(),
+        }
+
+
 def parts(node: Node) -> Iterator[Node]:
     """The nodes directly under a node."""
     for name in ("fallback", "other", "inner", "count", "rest", "lengths", "item", "buckets", "key", "value"):
@@ -1114,13 +1275,14 @@ def walk(node: Node) -> Iterator[Node]:
 
 
 def entries(node: Node) -> int:
-    """Table entries under ``node`` (categorical values, rule pairs, object keys), as
+    """Table entries under ``node`` (categorical values, rule pairs, object keys, chars symbols), as
     ``_format.MAX_ENTRIES`` counts them."""
     count = 0
     for n in walk(node):
         table = getattr(n, "values", None) if isinstance(n, Categorical) else getattr(n, "table", None)
         count += len(table) if isinstance(n, (Categorical, Given, Prefixed)) and table is not None else 0
         count += len(n.keys) if isinstance(n, Object) else 0
+        count += n.symbols() if isinstance(n, Chars) else 0
     return count
 
 

@@ -4,8 +4,9 @@ format 6's common path.
 The nodes' own ``encode``/``decode`` (general rules) and ``encode_common``/``decode_common``
 (the common path, spec/LEARNED_MODEL.md §3) do this in Python; here a loaded model's nodes are
 flattened into a program of C structs — each categorical's entries as a C array and dicts by
-value class, ranges, shapes and word splitting in C — which ``_native`` walks on the model's
-coder: format 6's range coder, or format 5's block coder in limbs. A node the program leaves to
+value class, chars tables as bitmaps and rows, ranges, shapes and word splitting in C — which
+``_native`` walks on the model's coder: the range coder of formats 6 and 7, or format 5's block
+coder in limbs. A node the program leaves to
 Python (rules, which read earlier fields; integer ranges past 64 bits) keeps its Python node,
 called with the native coder, which offers the Python coder's methods. The symbols, and so the
 payload, are the Python walk's (tests hold both to it).
@@ -30,7 +31,7 @@ except ImportError:  # built without a C compiler: the nodes walk in Python
     _native = None  # type: ignore[assignment]
 
 # Kinds of program nodes (_native.c's K_*).
-PY, RAW, CAT, RANGE, MAG, DEC, TEMPLATE, SHAPE, WORDS, OBJECT, ARRAY, MAP, GIVEN, PREFIXED = range(14)
+PY, RAW, CAT, RANGE, MAG, DEC, TEMPLATE, SHAPE, WORDS, OBJECT, ARRAY, MAP, GIVEN, PREFIXED, CHARS = range(15)
 DIRECT = 1 << 12  # categoricals with at most this many slots get a slot -> entry array
 
 _I64 = 1 << 63
@@ -75,6 +76,11 @@ if _native is not None:
         LimitExceeded,
         orjson.loads,  # texts _json.loads would give it too: no exact mark, far below its bound
     )
+
+
+def _table(t: fm.CharTable) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """A chars table as the program takes it: (esc, symbols, counts)."""
+    return t.esc, tuple(t.symbols), tuple(f for _s, f, _x in t.rows)
 
 
 class _Flat:
@@ -136,6 +142,12 @@ class _Flat:
             kind, a, b = ARRAY, self.add(node.lengths), self.add(node.item)
         elif type(node) is fm.Map:
             kind, a, b, c = MAP, self.add(node.count), self.add(node.key), self.add(node.value)
+        elif type(node) is fm.Chars:
+            kind = CHARS
+            extra = (
+                tuple((ctx, *_table(t)) for ctx, t in node.tables.items()),
+                _table(node.base),
+            )
         if kind in (PY, RAW):
             esc = total = 0
             other = -1
