@@ -14,6 +14,7 @@ import re
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from typing import Any
 
 from zeroc import _json
@@ -1164,20 +1165,20 @@ class Chars(Escaping):
     def learn(cls, values: list[str]) -> Chars:
         """Counts of each symbol after each symbol in the strings that have UTF-8; the others
         escape to JSON text."""
-        by: dict[int, Counter[int]] = {}
-        base: Counter[int] = Counter()
+        pairs: Counter[tuple[int, int]] = Counter()
         fitting = 0
         for v in values:
             data = utf8(v) if type(v) is str else None
             if data is None:
                 continue
             fitting += 1
-            before = END
-            for x in (*data, END):
-                by.setdefault(before, Counter())[x] += 1
-                before = x
-            base.update(data)
-            base[END] += 1
+            symbols = (END, *data, END)
+            pairs.update(pairwise(symbols))  # (context, symbol), counted in C
+        by: dict[int, Counter[int]] = {}
+        base: Counter[int] = Counter()
+        for (before, x), count in pairs.items():
+            by.setdefault(before, Counter())[x] = count
+            base[x] += count
         tables = {c: CharTable.learn(counts) for c, counts in sorted(by.items())}
         return cls(
             tables, CharTable.learn(base or Counter({END: 1})), len(values) - fitting + 1, max(fitting, 1)
