@@ -50,7 +50,7 @@ PRICED_VALUES = 1024
 LEARNED_DEPTH = 24
 MAX_SHAPES = 16  # key orders an object's chain of shapes may hold
 CHARS_VALUES = 4096  # strings a chars node learns from (an even spread)
-SHORT = 16  # strings a few-valued table spells out when a new one comes (see _learn)
+SHORT = 16  # digit codes a few-valued table spells out when a new one comes (see _learn)
 MAP_SHAPES = 8  # objects of this many key sets, and 4x more keys than an object holds, may be maps
 
 
@@ -129,9 +129,10 @@ class Learner:
         few = distinct <= 64
         spread = few and distinct * 4 > n and types in ({int}, {str})
         if len(types) == 1 and (types <= {bool, type(None)} or (few and not spread)):
-            if types == {str} and max(map(len, values)) <= SHORT:
-                # Codes (a date's day, a region): a new one is short too, and spelt out it costs
-                # a few bytes in the coder, less than JSON text and the side stream it opens.
+            if types == {str} and all(len(v) <= SHORT and v.isascii() and v.isdigit() for v in values):
+                # Digit codes (a date's day, an hour): a new one is short too, and spelt out it
+                # costs a few bytes in the coder, less than JSON text and the side stream it opens.
+                # (Not words: a batch of messages repeats a new word, which zstd then finds.)
                 return Categorical.learn(values, fallback=_chars(values))
             return Categorical.learn(values)
         if types == {int}:
