@@ -2634,13 +2634,14 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
 
 /* The row of table t whose slots hold s (t->esc <= s < t->total). */
 static inline int32_t char_find(const Chars *ch, const CharTab *t, limb s) {
-    int32_t lo = t->off, hi = t->off + t->n - 1;
-    while (lo < hi) {
-        int32_t mid = (lo + hi + 1) / 2;
-        if (ch->start[mid] <= s) lo = mid;
-        else hi = mid - 1;
+    const limb *row = ch->start + t->off;  /* the last row that starts at or below s: halving */
+    int32_t n = t->n;                      /* without a branch to mispredict (a cmov a step) */
+    while (n > 1) {
+        int32_t half = n / 2;
+        row = row[half] <= s ? row + half : row;
+        n -= half;
     }
-    return lo;
+    return (int32_t)(row - ch->start);
 }
 
 /* A string through a chars node's tables, up to its end symbol (spec §2, Characters). */
