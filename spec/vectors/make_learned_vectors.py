@@ -96,6 +96,17 @@ def _adder(d: zeroc.Dictionary, valid: list[dict[str, Any]]) -> Any:
 Invalid = list[tuple[str, bytes, str]]
 
 
+def _refused(d: zeroc.Dictionary, invalid: Invalid) -> None:
+    """Check that every invalid frame raises DecodeError with ``d``."""
+    codec = zeroc.Codec(d)
+    for n, frame, _e in invalid:
+        try:
+            codec.decode(frame)
+        except zeroc.DecodeError:
+            continue
+        raise AssertionError(f"{n} decodes")
+
+
 def _write(out: Path, spec: str, name: str, d: zeroc.Dictionary, valid: list[Any], invalid: Invalid) -> None:
     doc = {
         "spec": spec,
@@ -274,7 +285,6 @@ def _readings(rng: Any, count: int) -> list[dict[str, Any]]:
 def version_5(out: Path) -> None:
     import random
 
-    from zeroc import DecodeError
     from zeroc.learned import Model
     from zeroc.learned._coder import BLOCK_BYTES, NO_SIDE, Encoder
     from zeroc.learned._generate import generate as generate_code
@@ -317,13 +327,7 @@ def version_5(out: Path) -> None:
         ("block-byte-changed", many[:100] + bytes([many[100] ^ 0x10]) + many[101:], "DecodeError"),
         ("padded-payload", many + b"\x00", "DecodeError"),
     ]
-    codec = zeroc.Codec(d)
-    for _n, frame, _e in invalid:
-        try:
-            codec.decode(frame)
-        except DecodeError:
-            continue
-        raise AssertionError(f"{_n} decodes")
+    _refused(d, invalid)
     _write(out, "spec/LEARNED_MODEL.md, version 5 (model format 5)", name, d, valid, invalid)
 
 
@@ -368,7 +372,6 @@ def _ticket(rng: Any) -> dict[str, Any]:
 def version_6(out: Path) -> None:
     import random
 
-    from zeroc import DecodeError
     from zeroc.learned import Model
     from zeroc.learned._nodes import Affix, Map, Object, Shape, Words, walk
 
@@ -411,13 +414,7 @@ def version_6(out: Path) -> None:
             "DecodeError",
         ),
     ]
-    codec = zeroc.Codec(d)
-    for n, frame, _e in invalid:
-        try:
-            codec.decode(frame)
-        except DecodeError:
-            continue
-        raise AssertionError(f"{n} decodes")
+    _refused(d, invalid)
     _write(out, "spec/LEARNED_MODEL.md, version 6 (model format 6)", name, d, valid, invalid)
 
 
@@ -446,7 +443,6 @@ def _signup(rng: Any, n: int) -> dict[str, Any]:
 def version_7(out: Path) -> None:
     import random
 
-    from zeroc import DecodeError
     from zeroc.learned import Model
     from zeroc.learned._coder import RangeEncoder
     from zeroc.learned._nodes import BYTES, Chars, Words, walk
@@ -519,13 +515,7 @@ def version_7(out: Path) -> None:
         ("escape-to-a-listed-byte", first[:1] + forged(spelt(b"", True)), "DecodeError"),
         ("bytes-not-utf-8", first[:1] + forged(spelt(b"\xff", False)), "DecodeError"),
     ]
-    codec = zeroc.Codec(d)
-    for n, frame, _e in invalid:
-        try:
-            codec.decode(frame)
-        except DecodeError:
-            continue
-        raise AssertionError(f"{n} decodes")
+    _refused(d, invalid)
     _write(out, "spec/LEARNED_MODEL.md, version 7 (model format 7)", name, d, valid, invalid)
 
 

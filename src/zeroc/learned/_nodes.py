@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
 from itertools import pairwise
+from operator import itemgetter
 from typing import Any
 
 from zeroc import _json
@@ -1098,6 +1100,7 @@ class Map(Escaping):
         }
 
 
+_START = itemgetter(0)  # a chars table row's start (rows are bisected by it)
 END = 256  # chars: the symbol after a string's last byte, and the context before its first
 BYTES = END + 1  # chars: the alphabet of a uniform symbol (a byte or the end)
 
@@ -1127,14 +1130,7 @@ class CharTable:
 
     def find(self, slot: int) -> tuple[int, int, int]:
         """(start, freq, symbol) of the symbol whose slots hold ``slot`` (``slot >= esc``)."""
-        lo, hi = 0, len(self.rows) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.rows[mid][0] <= slot:
-                lo = mid
-            else:
-                hi = mid - 1
-        return self.rows[lo]
+        return self.rows[bisect_right(self.rows, slot, key=_START) - 1]
 
     def to_data(self) -> dict[str, Any]:
         return {"esc": self.esc, "symbols": self.symbols, "counts": [f for _s, f, _x in self.rows]}
