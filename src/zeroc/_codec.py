@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -210,10 +211,32 @@ class Codec:
         # Long payloads compared with zstd, and how often zstd was smaller (format 6: see above).
         self._sampled = self._model is not None and self._model.version >= 6
         self._long = self._checked = self._saved = 0
+        # Learned frames in one call (Model._frame) where nothing else needs the value: no
+        # schema to convert or check it, no checksum of its serialization. Frames up to _short
+        # bytes go out unchecked (bare ones always).
+        model = self._encode_model
+        self._frame = model._frame if model is not None and self.schema is None and not checksum else None
+        self._frame_head = b"" if self._bare else self._learned_head
+        self._short = sys.maxsize if self._bare else len(self._frame_head) + LEARNED_RECHECK
 
     # -- frames --------------------------------------------------------------------------
     def encode(self, value: Any) -> bytes:
         """Serialize and compress ``value`` into one frame (never > serialization + 1 byte + ids)."""
+        if self._frame is not None:  # the learned model walked in C: head and payload in one call
+            try:
+                out, on = self._frame(value, self._frame_head)
+            except LimitExceeded:  # too many fields for the model's coder: zstd takes the value
+                if self._bare:
+                    raise
+                return self._encode_rechecked(value, None)
+            model = self._encode_model
+            assert model is not None
+            model.seen += 1
+            model.bits += 8 * (len(out) - len(self._frame_head))
+            model.misses += not on
+            if len(out) <= self._short or self._skip_recheck():
+                return out
+            return self._encode_rechecked(value, out[len(self._frame_head) :])
         if self._encode_model is not None:
             if self._bare:
                 return self._encode_bare(value)
@@ -267,6 +290,11 @@ class Codec:
                 return self._learned_head + payload
             crc = crc32(_json.dumps(self._as_value(value))).to_bytes(4, "little")
             return self._learned_head + crc + payload
+        return self._encode_rechecked(value, payload)
+
+    def _encode_rechecked(self, value: Any, payload: bytes | None) -> bytes:
+        """A long learned ``payload`` (None: the model could not code ``value``) against zstd:
+        the smaller one's frame."""
         value = self._as_value(value)
         # Far from what the model learned: zstd with the dictionary (or the serialization as it
         # is) when that is smaller.

@@ -76,10 +76,13 @@ class Model:
             version == 5 and not any(type(n) is IntRange and n.span >= 1 << 64 for n in walk(root))
         )
         native = native and _generate.NATIVE
-        self._walk = _walk.Walk(root, (self.on, self.off), side, version) if native else None
         # Where most messages leave the common path, format 6 walks both paths at once; where
         # most stay on it, the common path alone first (writing both would cost them).
-        self._both = version >= 6 and self._walk is not None and 2 * common < samples
+        both = version >= 6 and 2 * common < samples
+        self._walk = _walk.Walk(root, (self.on, self.off), side, version, both) if native else None
+        self._both = both and self._walk is not None
+        # Format 6 and later, walked in C: a frame's head and payload in one call (Codec.encode).
+        self._frame: Callable[[Any, bytes], tuple[bytes, bool]] | None = None
         if version >= 6:
             self._fast_encode: Callable[[Any], bytes | None] = (
                 self._common_encode if self._walk is None else self._walk.encode_common
@@ -87,6 +90,11 @@ class Model:
             self._fast_decode: Callable[[bytes], Any] = (
                 self._decode_range if self._walk is None else self._walk.decode
             )
+            self._unframe: Callable[[bytes, int], Any] = (
+                self._decode_range if self._walk is None else self._walk.program.unframe
+            )
+            if self._walk is not None:
+                self._frame = self._walk.program.frame
             return
         # The fast path's head (no side stream, then the flag) folded into its starting interval.
         head = Encoder()
@@ -100,7 +108,7 @@ class Model:
         """Compress side streams with ``side`` from now on (its ``decompress`` reads them)."""
         self.side = side
         if self._walk is not None:
-            self._walk.side = side
+            self._walk.use_side(side)
 
     @classmethod
     def learn(
@@ -171,7 +179,7 @@ class Model:
     def decode(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
         try:
             if self.version >= 6:
-                return (self._decode_range if self._walk is None else self._walk.decode)(data, max_size)
+                return self._unframe(data, max_size)
             value = self._fast_decode(data)  # the common case: no side stream, common path
             if value is not OFF:
                 return value

@@ -259,12 +259,21 @@ static int interval_args(PyObject *const *args, limb *low, limb *rng, limb *den)
 
 #define DIRECT_SLOTS (1 << 16)  /* totals up to this get a slot -> entry array, else a search */
 
+/* An entry: its first slot and its value (borrowed from the table's tuple); its frequency is the
+ * next entry's start less its own, so a symbol's bounds and value share a cache line or two. */
+typedef struct {
+    limb start;
+    PyObject *value;
+} TEntry;
+
+static inline limb ent_freq(const TEntry *e) { return e[1].start - e[0].start; }
+
 typedef struct {
     PyObject_HEAD
     Py_ssize_t k;      /* entries */
     limb total;        /* slots in all */
     limb esc;          /* the escape's frequency (its slots are [0, esc)); 0: no escape */
-    limb *start, *freq;
+    TEntry *ent;       /* k + 1 of them: the last holds start = total and no value */
     uint32_t *slot;    /* slot - esc -> entry, or NULL: binary search over start, from */
     uint32_t *bucket;  /* the entry at slot esc + (j << shift), one per bucket j (nb of them) */
     size_t nb;
@@ -274,8 +283,7 @@ typedef struct {
 } Table;
 
 static void table_dealloc(Table *t) {
-    PyMem_Free(t->start);
-    PyMem_Free(t->freq);
+    PyMem_Free(t->ent);
     PyMem_Free(t->slot);
     PyMem_Free(t->bucket);
     Py_XDECREF(t->values);
@@ -312,9 +320,8 @@ static PyObject *table_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "a table needs 1..2^32 entries, one value each, within its total");
         goto fail;
     }
-    t->start = PyMem_Malloc((size_t)k * sizeof(limb));
-    t->freq = PyMem_Malloc((size_t)k * sizeof(limb));
-    if (t->start == NULL || t->freq == NULL) { PyErr_NoMemory(); goto fail; }
+    t->ent = PyMem_Malloc((size_t)(k + 1) * sizeof(TEntry));
+    if (t->ent == NULL) { PyErr_NoMemory(); goto fail; }
     limb at = esc;
     for (Py_ssize_t i = 0; i < k; i++) {
         limb f;
@@ -323,19 +330,21 @@ static PyObject *table_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             PyErr_SetString(PyExc_ValueError, "table frequencies must be positive and fit the total");
             goto fail;
         }
-        t->start[i] = at;
-        t->freq[i] = f;
+        t->ent[i].start = at;
+        t->ent[i].value = PyTuple_GET_ITEM(t->values, i);
         at += f;
     }
     if (at != total) {
         PyErr_SetString(PyExc_ValueError, "table frequencies must fill the total");
         goto fail;
     }
+    t->ent[k].start = total;
+    t->ent[k].value = NULL;
     if (direct && total - esc <= DIRECT_SLOTS) {
         t->slot = PyMem_Malloc((size_t)(total - esc) * sizeof(uint32_t));
         if (t->slot == NULL) { PyErr_NoMemory(); goto fail; }
         for (Py_ssize_t i = 0; i < k; i++)
-            for (limb s = t->start[i]; s < t->start[i] + t->freq[i]; s++) t->slot[s - esc] = (uint32_t)i;
+            for (limb s = t->ent[i].start; s < t->ent[i + 1].start; s++) t->slot[s - esc] = (uint32_t)i;
     } else {
         /* About one bucket per entry: a search then starts within an entry or two of its
          * answer (a 4,096-word vocabulary's bisection missed the cache at every step). */
@@ -352,7 +361,7 @@ static PyObject *table_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
                 e = k - 1;
             } else {
                 limb r = esc + ((limb)j << shift);
-                while (e + 1 < k && t->start[e + 1] <= r) e++;
+                while (e + 1 < k && t->ent[e + 1].start <= r) e++;
             }
             t->bucket[j] = (uint32_t)e;
         }
@@ -376,7 +385,7 @@ static inline Py_ssize_t table_entry(const Table *t, limb s) {
     /* start[lo] <= s < start[hi] */
     while (hi - lo > 1) {
         Py_ssize_t mid = (lo + hi) / 2;
-        if (t->start[mid] <= s) lo = mid; else hi = mid;
+        if (t->ent[mid].start <= s) lo = mid; else hi = mid;
     }
     return lo;
 }
@@ -434,8 +443,8 @@ static PyObject *dec_sym(Decoder *d, PyObject *arg) {
         return t->escape;
     }
     Py_ssize_t i = table_entry(t, s);
-    if (dec_take(d, s, t->start[i], t->freq[i], t->total) < 0) return NULL;
-    PyObject *v = PyTuple_GET_ITEM(t->values, i);
+    if (dec_take(d, s, t->ent[i].start, ent_freq(&t->ent[i]), t->total) < 0) return NULL;
+    PyObject *v = t->ent[i].value;
     Py_INCREF(v);
     return v;
 }
@@ -803,13 +812,19 @@ static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *S_encode_comm
 #define SIDE_MODES 3
 
 /* A categorical's string entries as a C hash table over code points: a lookup by a span of a
- * larger string needs no substring object, and a probe reads one 16-byte slot instead of the
- * dict's entry and its key object (on a faker record's 4,096-word vocabularies the dict lookups
- * were 30% of an encode). The hash is seeded from Python's own (randomised) string hash. */
+ * larger string needs no substring object, and a hit reads one 32-byte slot that holds the
+ * entry's symbol and, for keys of up to 15 Latin-1 characters, the key itself, instead of the
+ * dict's entry, its key object and the table's arrays (on a faker record's vocabularies of
+ * thousands of words each of those was a cache miss). The hash is seeded from Python's own
+ * (randomised) string hash. */
+#define SLOT_INLINE 15
+#define SLOT_BY_OBJECT 0xFF   /* len: the key is the object in key (a longer or wider str) */
 typedef struct {
-    uint32_t tag;             /* the hash's high half; slots with key NULL are empty */
-    int32_t entry;
-    PyObject *key;            /* borrowed from by_str, which the node holds */
+    uint32_t tag;             /* the hash's high half */
+    uint32_t entry1;          /* entry + 1; 0: an empty slot */
+    uint32_t start, freq;     /* the entry's symbol in its table (0, 0 without a table) */
+    uint8_t len;              /* the key's length in characters, or SLOT_BY_OBJECT */
+    uint8_t key[SLOT_INLINE]; /* its Latin-1 characters, or a borrowed PyObject * (memcpy) */
 } StrSlot;
 
 typedef struct {
@@ -842,17 +857,31 @@ static inline int span_equal(PyObject *key, int kind, const void *data, Py_ssize
     return 1;
 }
 
+static inline int slot_equal(const StrSlot *slot, int kind, const void *data, Py_ssize_t a, Py_ssize_t b) {
+    if (slot->len == SLOT_BY_OBJECT) {
+        PyObject *key;
+        memcpy(&key, slot->key, sizeof key);
+        return span_equal(key, kind, data, a, b);
+    }
+    if (b - a != slot->len) return 0;
+    if (kind == PyUnicode_1BYTE_KIND) return memcmp(slot->key, (const Py_UCS1 *)data + a, (size_t)slot->len) == 0;
+    for (Py_ssize_t q = 0; q < slot->len; q++)
+        if (PyUnicode_READ(kind, data, a + q) != slot->key[q]) return 0;
+    return 1;
+}
+
 static void str_index_free(StrIndex *x) {
     if (x == NULL) return;
     PyMem_Free(x->slots);
     PyMem_Free(x);
 }
 
-/* The table of a by_str dict, or NULL with no error where the dict serves (an empty dict, a key
- * that is not an exact str, an entry past 2^31), or NULL with an error. */
-static StrIndex *str_index_new(PyObject *by_str) {
+/* The table of a by_str dict (with each entry's symbol from table, which may be NULL), or NULL
+ * with no error where the dict serves (an empty dict, a key that is not an exact str, an entry
+ * past the table or 2^31, a total past 2^32), or NULL with an error. */
+static StrIndex *str_index_new(PyObject *by_str, const Table *table) {
     Py_ssize_t n = PyDict_GET_SIZE(by_str), pos = 0;
-    if (n == 0) return NULL;
+    if (n == 0 || (table != NULL && table->total > UINT32_MAX)) return NULL;
     size_t cap = 8;
     while (cap < (size_t)n * 2) cap <<= 1;
     StrIndex *x = PyMem_Malloc(sizeof(StrIndex));
@@ -864,27 +893,43 @@ static StrIndex *str_index_new(PyObject *by_str) {
     while (PyDict_Next(by_str, &pos, &k, &v)) {
         if (!PyUnicode_CheckExact(k) || !PyLong_CheckExact(v)) { str_index_free(x); return NULL; }
         Py_ssize_t entry = PyLong_AsSsize_t(v);
-        if (entry < 0 || entry > INT32_MAX) { PyErr_Clear(); str_index_free(x); return NULL; }
-        uint64_t h = span_hash(PyUnicode_KIND(k), PyUnicode_DATA(k), 0, PyUnicode_GET_LENGTH(k));
+        if (entry < 0 || entry >= INT32_MAX || (table != NULL && entry >= table->k)) {
+            PyErr_Clear();
+            str_index_free(x);
+            return NULL;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(k);
+        uint64_t h = span_hash(PyUnicode_KIND(k), PyUnicode_DATA(k), 0, len);
         size_t at = (size_t)h & x->mask;
-        while (slots[at].key != NULL) at = (at + 1) & x->mask;  /* keys are distinct: no match */
-        slots[at].tag = (uint32_t)(h >> 32);
-        slots[at].entry = (int32_t)entry;
-        slots[at].key = k;
+        while (slots[at].entry1 != 0) at = (at + 1) & x->mask;  /* keys are distinct: no match */
+        StrSlot *slot = &slots[at];
+        slot->tag = (uint32_t)(h >> 32);
+        slot->entry1 = (uint32_t)entry + 1;
+        if (table != NULL) {
+            slot->start = (uint32_t)table->ent[entry].start;
+            slot->freq = (uint32_t)ent_freq(&table->ent[entry]);
+        }
+        if (PyUnicode_KIND(k) == PyUnicode_1BYTE_KIND && len <= SLOT_INLINE) {
+            slot->len = (uint8_t)len;
+            memcpy(slot->key, PyUnicode_DATA(k), (size_t)len);
+        } else {
+            slot->len = SLOT_BY_OBJECT;
+            memcpy(slot->key, &k, sizeof k);
+        }
     }
     return x;
 }
 
-/* The entry of the text v[a:b], or -1. */
-static inline Py_ssize_t str_index_find(const StrIndex *x, PyObject *v, Py_ssize_t a, Py_ssize_t b) {
+/* The slot of the text v[a:b], or NULL. */
+static inline const StrSlot *str_index_find(const StrIndex *x, PyObject *v, Py_ssize_t a, Py_ssize_t b) {
     int kind = PyUnicode_KIND(v);
     const void *data = PyUnicode_DATA(v);
     uint64_t h = span_hash(kind, data, a, b);
     uint32_t tag = (uint32_t)(h >> 32);
     for (size_t at = (size_t)h & x->mask;; at = (at + 1) & x->mask) {
         const StrSlot *slot = &x->slots[at];
-        if (slot->key == NULL) return -1;
-        if (slot->tag == tag && span_equal(slot->key, kind, data, a, b)) return slot->entry;
+        if (slot->entry1 == 0) return NULL;
+        if (slot->tag == tag && slot_equal(slot, kind, data, a, b)) return slot;
     }
 }
 
@@ -910,10 +955,24 @@ typedef struct {
 
 static inline int char_has(const CharTab *t, int x) { return (int)((t->bits[x >> 6] >> (x & 63)) & 1); }
 
+/* Set bits of a word: the instruction where the build targets one, else a few shifts and a
+ * multiply (x86-64's baseline has no popcnt, and the library call it falls back to cost a
+ * faker record's encode 7% of its instructions). */
+static inline int32_t pop64(uint64_t x) {
+#if defined(__POPCNT__) || defined(__aarch64__)
+    return (int32_t)__builtin_popcountll(x);
+#else
+    x -= (x >> 1) & 0x5555555555555555ULL;
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (int32_t)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 static inline int32_t char_row(const CharTab *t, int x) {
     int32_t r = 0;
-    for (int j = 0; j < (x >> 6); j++) r += __builtin_popcountll(t->bits[j]);
-    if (x & 63) r += __builtin_popcountll(t->bits[x >> 6] & (((uint64_t)1 << (x & 63)) - 1));
+    for (int j = 0; j < (x >> 6); j++) r += pop64(t->bits[j]);
+    if (x & 63) r += pop64(t->bits[x >> 6] & (((uint64_t)1 << (x & 63)) - 1));
     return t->off + r;
 }
 
@@ -1030,6 +1089,11 @@ typedef struct {
     PyObject_HEAD
     Py_ssize_t n;
     WNode *nodes;
+    /* set by setup() for frame() and unframe(): the flag's two symbols (range coder), the side
+     * stream's engine, whether to walk both paths at once */
+    limb on[3], off[3];
+    PyObject *engine;
+    int both, ready;
 } Program;
 
 static PyObject *derr(const char *msg) {
@@ -1084,8 +1148,10 @@ static PyObject *wenc_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     big_init(&e->flow); big_init(&e->frng); big_init(&e->fden);
     big_set_u64(&e->rng, 1);
     big_set_u64(&e->den, 1);
-    e->done = PyList_New(0);
-    if (e->done == NULL) { Py_DECREF(e); return NULL; }
+    if (!range) {  /* format 5's written blocks */
+        e->done = PyList_New(0);
+        if (e->done == NULL) { Py_DECREF(e); return NULL; }
+    }
     return (PyObject *)e;
 }
 
@@ -1109,14 +1175,17 @@ static int wenc_end_block(WEnc *e) {
     return 0;
 }
 
-static int rsym(WEnc *e, limb st, limb fr, limb T) {
-    if (e->nsym == e->capsym) {
-        Py_ssize_t cap = 2 * e->capsym + 64;
-        limb *b = PyMem_Realloc(e->syms, (size_t)cap * 3 * sizeof(limb));
-        if (b == NULL) { PyErr_NoMemory(); return -1; }
-        e->syms = b;
-        e->capsym = cap;
-    }
+static int rsym_grow(WEnc *e) {
+    Py_ssize_t cap = e->capsym ? 2 * e->capsym : 256;  /* most messages: one allocation */
+    limb *b = PyMem_Realloc(e->syms, (size_t)cap * 3 * sizeof(limb));
+    if (b == NULL) { PyErr_NoMemory(); return -1; }
+    e->syms = b;
+    e->capsym = cap;
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int rsym(WEnc *e, limb st, limb fr, limb T) {
+    if (e->nsym == e->capsym && rsym_grow(e) < 0) return -1;
     limb *at = e->syms + 3 * e->nsym++;
     at[0] = st; at[1] = fr; at[2] = T;
     return 0;
@@ -1131,7 +1200,7 @@ static int rput_wide(WEnc *e, limb v, limb tm1) {
 }
 
 /* A symbol for the range coder: as it is, or past 2^40 (uniform) as two. */
-static int rput(WEnc *e, limb st, limb fr, limb T) {
+static inline __attribute__((always_inline)) int rput(WEnc *e, limb st, limb fr, limb T) {
     if (T <= RANGE_DIRECT) return rsym(e, st, fr, T);
     if (fr != 1) { PyErr_SetString(PyExc_ValueError, "a symbol past 2^40 must be uniform"); return -1; }
     return rput_wide(e, st, T - 1);
@@ -1153,8 +1222,15 @@ static int total_arg(PyObject *o, limb *tm1) {
     return 0;
 }
 
-static inline int wput(WEnc *e, limb st, limb fr, limb T) {
+static int wput_blocks(WEnc *e, limb st, limb fr, limb T);
+
+/* A symbol on either coder: the range coder's inline (most of an encode), format 5's blocks not. */
+static inline __attribute__((always_inline)) int wput(WEnc *e, limb st, limb fr, limb T) {
     if (e->range) return rput(e, st, fr, T);
+    return wput_blocks(e, st, fr, T);
+}
+
+static int wput_blocks(WEnc *e, limb st, limb fr, limb T) {
     e->count++;
     if (big_mul(&e->low, T) < 0 || big_addmul(&e->low, &e->rng, st) < 0) return -1;
     if (big_mul(&e->rng, fr) < 0 || big_mul(&e->den, T) < 0) return -1;
@@ -1222,14 +1298,17 @@ static PyObject *wenc_spend(WEnc *e, PyObject *arg) {
 /* The range coder over out (grown as needed): one symbol. */
 typedef struct { unsigned char *b; Py_ssize_t n, cap; limb low, rng; } RangeOut;
 
-static int rout_byte(RangeOut *o, unsigned char c) {
-    if (o->n == o->cap) {
-        Py_ssize_t cap = 2 * o->cap + 64;
-        unsigned char *b = PyMem_Realloc(o->b, (size_t)cap);
-        if (b == NULL) { PyErr_NoMemory(); return -1; }
-        o->b = b;
-        o->cap = cap;
-    }
+static int rout_grow(RangeOut *o, Py_ssize_t need) {
+    Py_ssize_t cap = 2 * o->cap + need + 64;
+    unsigned char *b = PyMem_Realloc(o->b, (size_t)cap);
+    if (b == NULL) { PyErr_NoMemory(); return -1; }
+    o->b = b;
+    o->cap = cap;
+    return 0;
+}
+
+static inline int rout_byte(RangeOut *o, unsigned char c) {
+    if (o->n == o->cap && rout_grow(o, 1) < 0) return -1;
     o->b[o->n++] = c;
     return 0;
 }
@@ -1240,7 +1319,7 @@ static void rout_carry(RangeOut *o) {
     if (i >= 0) o->b[i]++;
 }
 
-static int rout_put(RangeOut *o, limb st, limb fr, limb T) {
+static inline __attribute__((always_inline)) int rout_put(RangeOut *o, limb st, limb fr, limb T) {
     limb r = o->rng / T;
     u128 low = (u128)o->low + (u128)r * st;
     if (low >> 64) rout_carry(o);
@@ -1263,12 +1342,20 @@ static int rout_uni(RangeOut *o, limb v, limb n) {  /* uniform(n), split past 2^
 
 /* finish(engine): the format-6 payload (spec §1.2): the head, the value's symbols, the
  * termination, the side stream (compressed by engine.compress when that is smaller). */
+static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn);
+
 static PyObject *wenc_finish(WEnc *e, PyObject *engine) {
     if (!e->range) { PyErr_SetString(PyExc_TypeError, "finish() is the range coder's"); return NULL; }
+    return range_payload(e, engine, NULL, 0);
+}
+
+/* The payload after head's hn bytes (a frame's head, or none). */
+static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn) {
     RangeOut o = {NULL, 0, 0, 0, UINT64_MAX};
     PyObject *side = NULL, *out = NULL;
     limb mode = 0;
     Py_ssize_t heads = 1;
+    if (rout_grow(&o, 6 * e->nsym) < 0) return NULL;  /* a symbol of at most 2^40 adds at most 6 bytes */
     if (e->side_n) {
         side = PyBytes_FromStringAndSize(e->side, e->side_n);
         if (side == NULL) goto done;
@@ -1327,10 +1414,11 @@ static PyObject *wenc_finish(WEnc *e, PyObject *engine) {
         PyErr_Format(H_Limit, "value needs %zd learned-model symbols, more than its payload may hold", count);
         goto done;
     }
-    out = PyBytes_FromStringAndSize(NULL, total);
+    out = PyBytes_FromStringAndSize(NULL, hn + total);
     if (out == NULL) goto done;
-    memcpy(PyBytes_AS_STRING(out), o.b, (size_t)o.n);
-    if (side) memcpy(PyBytes_AS_STRING(out) + o.n, PyBytes_AS_STRING(side), (size_t)PyBytes_GET_SIZE(side));
+    if (hn) memcpy(PyBytes_AS_STRING(out), head, (size_t)hn);
+    memcpy(PyBytes_AS_STRING(out) + hn, o.b, (size_t)o.n);
+    if (side) memcpy(PyBytes_AS_STRING(out) + hn + o.n, PyBytes_AS_STRING(side), (size_t)PyBytes_GET_SIZE(side));
 done:
     PyMem_Free(o.b);
     Py_XDECREF(side);
@@ -1338,6 +1426,7 @@ done:
 }
 
 static PyObject *wenc_parts(WEnc *e, PyObject *unused) {
+    if (e->range) { PyErr_SetString(PyExc_TypeError, "parts() is the block coder's"); return NULL; }
     PyObject *first;
     if (e->has_first) {
         first = Py_BuildValue("(NNN)", big_to_long(&e->flow), big_to_long(&e->frng), big_to_long(&e->fden));
@@ -1410,18 +1499,20 @@ static inline unsigned char rbyte(WDec *d, Py_ssize_t at) {
 }
 
 /* The slot of the next symbol of total T; x becomes x*T - slot*R (the caller then takes). */
-static inline int wslot(WDec *d, limb T, limb *s) {
-    if (d->range) {
-        d->rr = d->rrng / T;
-        *s = d->rx / d->rr;
-        if (*s >= T) {
-            derr("learned-model payload is not one this model writes (a slot past the total)");
-            return -1;
-        }
-        return 0;
-    }
+static int wslot_blocks(WDec *d, limb T, limb *s) {
     if (big_mul(&d->x, T) < 0 || big_reserve(&d->x, d->R.n + 1) < 0) return -1;
     *s = big_divmod(&d->x, &d->R);
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int wslot(WDec *d, limb T, limb *s) {
+    if (!d->range) return wslot_blocks(d, T, s);
+    d->rr = d->rrng / T;
+    *s = d->rx / d->rr;
+    if (*s >= T) {
+        derr("learned-model payload is not one this model writes (a slot past the total)");
+        return -1;
+    }
     return 0;
 }
 
@@ -1443,21 +1534,25 @@ static int wdec_next_block(WDec *d) {
 }
 
 /* Take the symbol [st, st + fr) of T whose slot s wslot found. */
-static inline int wtake(WDec *d, limb s, limb st, limb fr, limb T) {
+static int wtake_blocks(WDec *d, limb s, limb st, limb fr, limb T);
+
+static inline __attribute__((always_inline)) int wtake(WDec *d, limb s, limb st, limb fr, limb T) {
     if (--d->budget < 0) {
         derr("learned-model payload asks for more symbols than it can hold");
         return -1;
     }
-    if (d->range) {
-        d->rx -= d->rr * st;
-        d->rrng = d->rr * fr;
-        while (d->rrng < RANGE_BOTTOM) {
-            d->rx = (d->rx << 8) | rbyte(d, 8 + d->rn);
-            d->rrng <<= 8;
-            d->rn++;
-        }
-        return 0;
+    if (!d->range) return wtake_blocks(d, s, st, fr, T);
+    d->rx -= d->rr * st;
+    d->rrng = d->rr * fr;
+    while (d->rrng < RANGE_BOTTOM) {
+        d->rx = (d->rx << 8) | rbyte(d, 8 + d->rn);
+        d->rrng <<= 8;
+        d->rn++;
     }
+    return 0;
+}
+
+static int wtake_blocks(WDec *d, limb s, limb st, limb fr, limb T) {
     if (big_addmul(&d->x, &d->R, s - st) < 0 || big_mul(&d->R, fr) < 0 || big_mul(&d->den, T) < 0) return -1;
     if (d->blocks) {
         if (big_mul(&d->bden, T) < 0 || big_mul(&d->brng, fr) < 0) return -1;
@@ -1703,6 +1798,7 @@ static void program_dealloc(Program *p) {
         chars_free(w->chars);
     }
     PyMem_Free(p->nodes);
+    Py_XDECREF(p->engine);
     Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
@@ -1764,11 +1860,11 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             GETREF(w->by_int, PyTuple_GET_ITEM(extra, 1));
             GETREF(w->by_key, PyTuple_GET_ITEM(extra, 2));
             if (!PyDict_Check(w->by_str) || !PyDict_Check(w->by_int) || !PyDict_Check(w->by_key)) goto bad;
-            w->sidx = str_index_new(w->by_str);
-            if (w->sidx == NULL && PyErr_Occurred()) goto fail;
             w->table = (Table *)PyTuple_GET_ITEM(extra, 3);
             Py_INCREF(w->table);
             if (w->table->esc != esc || w->table->total != total) goto bad;
+            w->sidx = str_index_new(w->by_str, w->table);
+            if (w->sidx == NULL && PyErr_Occurred()) goto fail;
             w->mutable_ = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 4));
             w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 5));
             break;
@@ -1824,6 +1920,8 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
                 goto bad;
             GETREF(w->keys, PyTuple_GET_ITEM(extra, 0));
             if (PyTuple_GET_SIZE(w->keys) != w->nkids || PyTuple_GET_SIZE(PyTuple_GET_ITEM(extra, 1)) != w->nkids) goto bad;
+            for (Py_ssize_t j = 0; j < w->nkids; j++)
+                if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(w->keys, j))) goto bad;
             w->rule = PyMem_Calloc((size_t)(w->nkids ? w->nkids : 1), 1);
             if (w->rule == NULL) { PyErr_NoMemory(); goto fail; }
             for (Py_ssize_t j = 0; j < w->nkids; j++)
@@ -1841,7 +1939,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             GETREF(w->by_int, PyTuple_GET_ITEM(extra, 1));
             GETREF(w->by_key, PyTuple_GET_ITEM(extra, 2));
             if (!PyDict_Check(w->by_str) || !PyDict_Check(w->by_int) || !PyDict_Check(w->by_key)) goto bad;
-            w->sidx = str_index_new(w->by_str);
+            w->sidx = str_index_new(w->by_str, NULL);
             if (w->sidx == NULL && PyErr_Occurred()) goto fail;
             GETREF(w->preds, PyTuple_GET_ITEM(extra, 3));
             Py_ssize_t np = PyTuple_GET_SIZE(w->preds);
@@ -1977,7 +2075,35 @@ static int wenc_raw(WEnc *e, PyObject *v) {
     return rc;
 }
 
+static int wenc_int(Program *p, Py_ssize_t i, long long n, WEnc *e, int c);
+
+/* An int_range's value n in range, or a magnitude's n (any 64-bit int): coded from the C
+ * integer, with no int object. */
+static inline int range_put(WNode *w, long long n, WEnc *e, int c) {
+    if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+    return wput(e, (limb)((__int128)n - w->lo), 1, w->span);
+}
+
+static inline int range_fits(const WNode *w, long long n) {
+    __int128 d = (__int128)n - w->lo;
+    return d >= 0 && (unsigned __int128)d < w->span;
+}
+
+static int mag_put(Program *p, WNode *w, long long n, WEnc *e, int c) {
+    limb mag = n < 0 ? (limb)(-(n + 1)) + 1 : (limb)n;
+    int bits = mag ? 64 - __builtin_clzll(mag) : 0;
+    if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+    int rb = wenc_int(p, w->a, n < 0 ? -bits : bits, e, c);
+    if (rb) return rb;
+    if (bits >= 2) return wput(e, mag - ((limb)1 << (bits - 1)), 1, (limb)1 << (bits - 1));
+    return 0;
+}
+
+/* Node i for the int n: ranges and magnitudes straight from n, other nodes from an int object. */
 static int wenc_int(Program *p, Py_ssize_t i, long long n, WEnc *e, int c) {
+    WNode *w = &p->nodes[i];
+    if (w->kind == K_RANGE && range_fits(w, n)) return range_put(w, n, e, c);
+    if (w->kind == K_MAG) return mag_put(p, w, n, e, c);
     PyObject *o = PyLong_FromLongLong(n);
     if (o == NULL) return -1;
     int rc = wenc_node(p, i, o, e, c);
@@ -1985,27 +2111,44 @@ static int wenc_int(Program *p, Py_ssize_t i, long long n, WEnc *e, int c) {
     return rc;
 }
 
-/* The categorical entry of v, or -1 (Categorical.starts.get(as_key(v))). */
-static Py_ssize_t cat_entry(WNode *w, PyObject *v, int *err) {
+/* A categorical's entry for a value: its index and, in a categorical (not a rule), its symbol. */
+typedef struct {
+    Py_ssize_t k;
+    limb start, freq;
+} Hit;
+
+static inline int slot_hit(const StrSlot *slot, Hit *hit) {
+    if (slot == NULL) return 0;
+    hit->k = (Py_ssize_t)slot->entry1 - 1;
+    hit->start = slot->start;
+    hit->freq = slot->freq;
+    return 1;
+}
+
+/* The categorical entry of v (Categorical.starts.get(as_key(v))): 1 with *hit, 0 for none, -1
+ * on an error. */
+static int cat_find(WNode *w, PyObject *v, Hit *hit) {
     PyObject *r;
-    *err = 0;
     if (PyUnicode_CheckExact(v)) {
-        if (w->sidx != NULL) return str_index_find(w->sidx, v, 0, PyUnicode_GET_LENGTH(v));
+        if (w->sidx != NULL) return slot_hit(str_index_find(w->sidx, v, 0, PyUnicode_GET_LENGTH(v)), hit);
         r = PyDict_GetItemWithError(w->by_str, v);
     } else if (PyLong_CheckExact(v)) {
         r = PyDict_GetItemWithError(w->by_int, v);
     } else {
-        if (PyDict_GET_SIZE(w->by_key) == 0) return -1;
+        if (PyDict_GET_SIZE(w->by_key) == 0) return 0;
         PyObject *k = PyObject_CallOneArg(H_as_key, v);
-        if (k == NULL) { *err = 1; return -1; }
+        if (k == NULL) return -1;
         r = PyDict_GetItemWithError(w->by_key, k);
         Py_DECREF(k);
     }
-    if (r == NULL) {
-        if (PyErr_Occurred()) *err = 1;
-        return -1;
+    if (r == NULL) return PyErr_Occurred() ? -1 : 0;
+    hit->k = PyLong_AsSsize_t(r);
+    if (hit->k == -1 && PyErr_Occurred()) return -1;
+    if (w->table != NULL) {
+        hit->start = w->table->ent[hit->k].start;
+        hit->freq = ent_freq(&w->table->ent[hit->k]);
     }
-    return PyLong_AsSsize_t(r);
+    return 1;
 }
 
 static inline int is_letter(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
@@ -2084,7 +2227,14 @@ static PyObject *object_values(WNode *w, PyObject *v) {
     while (PyDict_Next(v, &pos, &k, &x)) {  /* the keys first: no Python code runs here */
         PyObject *key = PyTuple_GET_ITEM(w->keys, j);
         if (k != key) {
-            int same = PyObject_RichCompareBool(k, key, Py_EQ);
+            int same;
+            if (PyUnicode_CheckExact(k)) {  /* the model's keys are exact str: compare in place */
+                Py_ssize_t n = PyUnicode_GET_LENGTH(k);
+                same = n == PyUnicode_GET_LENGTH(key) && PyUnicode_KIND(k) == PyUnicode_KIND(key) &&
+                       memcmp(PyUnicode_DATA(k), PyUnicode_DATA(key), (size_t)(n * PyUnicode_KIND(k))) == 0;
+            } else {
+                same = PyObject_RichCompareBool(k, key, Py_EQ);
+            }
             if (same <= 0) { Py_DECREF(vals); return NULL; }
         }
         Py_INCREF(x);
@@ -2111,23 +2261,23 @@ static int words_fit(WNode *w, PyObject *v) {
 
 /* A categorical's hit on one path (c: the common path's symbol, without escape mass where an
  * unseen value leaves it). */
-static inline int cat_put(WNode *w, Py_ssize_t k, WEnc *e, int c) {
-    Table *t = w->table;
-    if (c && w->leaves) return t->k == 1 ? 0 : wput(e, t->start[k] - w->esc, t->freq[k], w->total - w->esc);
-    return wput(e, t->start[k], t->freq[k], w->total);
+static inline int cat_put(WNode *w, const Hit *h, WEnc *e, int c) {
+    if (c && w->leaves) return w->table->k == 1 ? 0 : wput(e, h->start - w->esc, h->freq, w->total - w->esc);
+    return wput(e, h->start, h->freq, w->total);
 }
 
-/* A categorical's entry for the text v[a:b] found from the span, or -1 (not a categorical with a
- * string table, or no such entry: then a substring takes the node's usual path). */
-static inline Py_ssize_t span_entry(WNode *w, PyObject *v, Py_ssize_t a, Py_ssize_t b) {
-    return w->kind == K_CAT && w->sidx != NULL ? str_index_find(w->sidx, v, a, b) : -1;
+/* A categorical's entry for the text v[a:b] found from the span: 1 with *h, or 0 (not a
+ * categorical with a string table, or no such entry: then a substring takes the node's usual
+ * path). */
+static inline int span_entry(WNode *w, PyObject *v, Py_ssize_t a, Py_ssize_t b, Hit *h) {
+    return w->kind == K_CAT && w->sidx != NULL && slot_hit(str_index_find(w->sidx, v, a, b), h);
 }
 
 /* Node i for the text v[a:b]: a categorical's hit straight from the span, else a substring. */
 static int wenc_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *e, int c) {
     WNode *w = &p->nodes[i];
-    Py_ssize_t k = span_entry(w, v, a, b);
-    if (k >= 0) return cat_put(w, k, e, c);
+    Hit h;
+    if (span_entry(w, v, a, b, &h)) return cat_put(w, &h, e, c);
     PyObject *s = PyUnicode_Substring(v, a, b);
     if (s == NULL) return -1;
     int rc = wenc_node(p, i, s, e, c);
@@ -2177,10 +2327,11 @@ static int same_value(PyObject *a, PyObject *b) {
 /* A given or prefixed rule (spec §3) for value v whose source field holds src. */
 static int wenc_rule(Program *p, Py_ssize_t i, PyObject *v, PyObject *src, WEnc *e, int c) {
     WNode *w = &p->nodes[i];
-    int err;
-    Py_ssize_t k = cat_entry(w, src, &err);
-    if (err) return -1;
-    if (k < 0) return wenc_node(p, w->other, v, e, c);  /* no prediction: no symbol */
+    Hit h;
+    int found = cat_find(w, src, &h);
+    if (found < 0) return -1;
+    if (!found) return wenc_node(p, w->other, v, e, c);  /* no prediction: no symbol */
+    Py_ssize_t k = h.k;
     PyObject *q = PyTuple_GET_ITEM(w->preds, k);
     int holds;
     Py_ssize_t plen = 0;
@@ -2218,10 +2369,10 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
     case K_RAW:
         return c ? 1 : wenc_raw(e, v);
     case K_CAT: {
-        int err;
-        Py_ssize_t k = cat_entry(w, v, &err);
-        if (err) return -1;
-        if (k >= 0) return cat_put(w, k, e, c);  /* given a hit, no escape mass; nothing for one value */
+        Hit h;
+        int found = cat_find(w, v, &h);
+        if (found < 0) return -1;
+        if (found) return cat_put(w, &h, e, c);  /* given a hit, no escape mass; nothing for one value */
         if (c && w->leaves) return 1;
         if (wput(e, 0, w->esc, w->total) < 0) return -1;
         return wenc_node(p, w->other, v, e, c);
@@ -2233,12 +2384,10 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
             n = PyLong_AsLongLongAndOverflow(v, &overflow);
             if (n == -1 && PyErr_Occurred()) return -1;
             if (overflow) return wenc_python(w, v, e, c);
-            __int128 d = (__int128)n - w->lo;
-            fits = d >= 0 && (unsigned __int128)d < w->span;
+            fits = range_fits(w, n);
         }
         if (!fits) break;
-        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
-        return wput(e, (limb)((__int128)n - w->lo), 1, w->span);
+        return range_put(w, n, e, c);
     }
     case K_MAG: {
         if (!PyLong_CheckExact(v)) break;
@@ -2246,13 +2395,7 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
         long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
         if (n == -1 && PyErr_Occurred()) return -1;
         if (overflow) return wenc_python(w, v, e, c);  /* 2^63 <= |v|: the Python node */
-        limb mag = n < 0 ? (limb)(-(n + 1)) + 1 : (limb)n;
-        int bits = mag ? 64 - __builtin_clzll(mag) : 0;
-        if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
-        int rb = wenc_int(p, w->a, n < 0 ? -bits : bits, e, c);
-        if (rb) return rb;
-        if (bits >= 2) return wput(e, mag - ((limb)1 << (bits - 1)), 1, (limb)1 << (bits - 1));
-        return 0;
+        return mag_put(p, w, n, e, c);
     }
     case K_DEC: {
         if (!PyFloat_CheckExact(v)) break;
@@ -2282,6 +2425,11 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
         }
         if (!fits) break;
         if (!c && wput(e, w->esc, w->total - w->esc, w->total) < 0) return -1;
+        if (nd <= 18) {  /* below 10^18: a C integer */
+            long long n = 0;
+            for (Py_ssize_t q = pl; q < len; q++) n = 10 * n + (long long)(PyUnicode_READ(kind, data, q) - '0');
+            return wenc_int(p, w->a, n, e, c);
+        }
         PyObject *digits = PyUnicode_Substring(v, pl, len);
         PyObject *n = digits ? PyLong_FromUnicodeObject(digits, 10) : NULL;
         Py_XDECREF(digits);
@@ -2405,17 +2553,16 @@ static int both_separately(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc 
 }
 
 /* A categorical's hit on both paths. */
-static inline int both_cat_put(WNode *w, Py_ssize_t k, WEnc *g, WEnc *cm) {
-    Table *t = w->table;
-    if (wput(g, t->start[k], t->freq[k], w->total) < 0) return -1;
-    return cat_put(w, k, cm, 1);
+static inline int both_cat_put(WNode *w, const Hit *h, WEnc *g, WEnc *cm) {
+    if (wput(g, h->start, h->freq, w->total) < 0) return -1;
+    return cat_put(w, h, cm, 1);
 }
 
 static int both_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *g, WEnc *cm, int *alive) {
     if (!*alive) return wenc_sub(p, i, v, a, b, g, 0);
     WNode *w = &p->nodes[i];
-    Py_ssize_t k = span_entry(w, v, a, b);
-    if (k >= 0) return both_cat_put(w, k, g, cm);
+    Hit h;
+    if (span_entry(w, v, a, b, &h)) return both_cat_put(w, &h, g, cm);
     PyObject *s = PyUnicode_Substring(v, a, b);
     if (s == NULL) return -1;
     int rc = wenc_both(p, i, s, g, cm, alive);
@@ -2439,10 +2586,10 @@ static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, i
     WNode *w = &p->nodes[i];
     switch (w->kind) {
     case K_CAT: {
-        int err;
-        Py_ssize_t k = cat_entry(w, v, &err);
-        if (err) return -1;
-        if (k >= 0) return both_cat_put(w, k, g, cm);
+        Hit h;
+        int found = cat_find(w, v, &h);
+        if (found < 0) return -1;
+        if (found) return both_cat_put(w, &h, g, cm);
         if (wput(g, 0, w->esc, w->total) < 0) return -1;
         if (w->leaves) {
             *alive = 0;
@@ -2564,6 +2711,50 @@ static PyObject *program_encode(Program *p, PyObject *const *args, Py_ssize_t na
 
 static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c);
 
+/* The text of n str parts, with a space between them where spaced: one allocation, the parts'
+ * characters copied in (PyUnicode_Join built a list and checked each item as a sequence). The
+ * parts are canonical str, so the widest of them is the text's width. */
+static PyObject *join_parts(PyObject *const *parts, Py_ssize_t n, int spaced) {
+    Py_ssize_t total = spaced && n ? n - 1 : 0;
+    Py_UCS4 maxc = 127;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        total += PyUnicode_GET_LENGTH(parts[j]);
+        Py_UCS4 m = PyUnicode_MAX_CHAR_VALUE(parts[j]);
+        if (m > maxc) maxc = m;
+    }
+    PyObject *out = PyUnicode_New(total, maxc);
+    if (out == NULL) return NULL;
+    int kind = PyUnicode_KIND(out);
+    char *data = PyUnicode_DATA(out);
+    Py_ssize_t pos = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (spaced && j) PyUnicode_WRITE(kind, data, pos++, ' ');
+        PyObject *x = parts[j];
+        Py_ssize_t len = PyUnicode_GET_LENGTH(x);
+        if (PyUnicode_KIND(x) == kind) {
+            memcpy(data + pos * kind, PyUnicode_DATA(x), (size_t)(len * kind));
+        } else if (PyUnicode_CopyCharacters(out, pos, x, 0, len) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        pos += len;
+    }
+    return out;
+}
+
+/* Whether every character of x is a letter ('a') or a digit (else), and there is one. */
+static int field_of_kind(PyObject *x, char k) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(x);
+    int kind = PyUnicode_KIND(x);
+    const void *data = PyUnicode_DATA(x);
+    if (len == 0) return 0;
+    for (Py_ssize_t q = 0; q < len; q++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, q);
+        if (k == 'a' ? !is_letter(c) : !is_digit(c)) return 0;
+    }
+    return 1;
+}
+
 static PyObject *wdec_raw(WDec *d) {
     limb width, rest, n;
     if (wuni(d, 64, &width) < 0) return NULL;
@@ -2604,11 +2795,12 @@ static int wdec_count(Program *p, Py_ssize_t i, WDec *d, int c, long long lo, lo
 
 static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int c) {
     WNode *w = &p->nodes[i];
-    int err;
     limb s;
-    Py_ssize_t k = cat_entry(w, src, &err);
-    if (err) return NULL;
-    if (k < 0) return wdec_node(p, w->other, d, c);
+    Hit h;
+    int found = cat_find(w, src, &h);
+    if (found < 0) return NULL;
+    if (!found) return wdec_node(p, w->other, d, c);
+    Py_ssize_t k = h.k;
     if (!(c && w->leaves)) {
         if (wslot(d, w->total, &s) < 0) return NULL;
         if (s < w->esc) {
@@ -2722,7 +2914,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
             } else {
                 if (wslot(d, t->total - t->esc, &s) < 0) return NULL;
                 k = table_entry(t, s + t->esc);
-                if (wtake(d, s, t->start[k] - t->esc, t->freq[k], t->total - t->esc) < 0) return NULL;
+                if (wtake(d, s, t->ent[k].start - t->esc, ent_freq(&t->ent[k]), t->total - t->esc) < 0) return NULL;
             }
         } else {
             if (wslot(d, t->total, &s) < 0) return NULL;
@@ -2731,9 +2923,9 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
                 return wdec_node(p, w->other, d, c);
             }
             k = table_entry(t, s);
-            if (wtake(d, s, t->start[k], t->freq[k], t->total) < 0) return NULL;
+            if (wtake(d, s, t->ent[k].start, ent_freq(&t->ent[k]), t->total) < 0) return NULL;
         }
-        PyObject *v = PyTuple_GET_ITEM(t->values, k);
+        PyObject *v = t->ent[k].value;
         if (w->mutable_ && (PyDict_Check(v) || PyList_Check(v))) return PyObject_CallOneArg(H_copy, v);
         Py_INCREF(v);
         return v;
@@ -2796,124 +2988,134 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         Py_DECREF(o);
         return out;
     }
-    case K_TEMPLATE: {
+    case K_TEMPLATE: {  /* the prefix, then the digits (zero-padded to the width) */
         PyObject *o = wdec_node(p, w->a, d, c);
         if (o == NULL) return NULL;
-        PyObject *digits = NULL;
-        int nonneg = PyLong_CheckExact(o) ? PyObject_RichCompareBool(o, ZERO, Py_GE) : 0;
-        if (nonneg < 0) { Py_DECREF(o); return NULL; }
-        if (nonneg) digits = PyObject_Str(o);
-        Py_DECREF(o);
-        if (digits == NULL) {
-            if (PyErr_Occurred()) return NULL;
-            return derr("template digits out of range");
-        }
-        Py_ssize_t nd = PyUnicode_GET_LENGTH(digits), limit = w->width ? w->width : 30;
-        if (nd > limit) { Py_DECREF(digits); return derr("template digits out of range"); }
-        PyObject *out;
-        if (w->width && nd < w->width) {
-            PyObject *zeros = PyUnicode_New(w->width - nd, 127);
-            if (zeros == NULL) { Py_DECREF(digits); return NULL; }
-            for (Py_ssize_t q = 0; q < w->width - nd; q++) PyUnicode_WRITE(PyUnicode_1BYTE_KIND, PyUnicode_DATA(zeros), q, '0');
-            PyObject *pz = PyUnicode_Concat(w->prefix, zeros);
-            Py_DECREF(zeros);
-            out = pz ? PyUnicode_Concat(pz, digits) : NULL;
-            Py_XDECREF(pz);
+        char buf[32];
+        Py_ssize_t nd = 0, limit = w->width ? w->width : 30;
+        int overflow = 0;
+        long long n = PyLong_CheckExact(o) ? PyLong_AsLongLongAndOverflow(o, &overflow) : -1;
+        if (n == -1 && PyErr_Occurred()) { Py_DECREF(o); return NULL; }
+        if (overflow > 0) {  /* past 2^63: the int's own decimal text */
+            PyObject *digits = PyObject_Str(o);
+            Py_DECREF(o);
+            if (digits == NULL) return NULL;
+            nd = PyUnicode_GET_LENGTH(digits);
+            if (nd <= limit) memcpy(buf, PyUnicode_DATA(digits), (size_t)nd);  /* ASCII, nd <= 30 */
+            Py_DECREF(digits);
         } else {
-            out = PyUnicode_Concat(w->prefix, digits);
+            Py_DECREF(o);
+            if (n < 0) return derr("template digits out of range");
+            do { buf[31 - nd++] = (char)('0' + n % 10); n /= 10; } while (n);
+            memmove(buf, buf + 32 - nd, (size_t)nd);
         }
-        Py_DECREF(digits);
+        if (nd > limit) return derr("template digits out of range");
+        Py_ssize_t pl = PyUnicode_GET_LENGTH(w->prefix), pad = w->width ? w->width - nd : 0;
+        PyObject *out = PyUnicode_New(pl + pad + nd, PyUnicode_MAX_CHAR_VALUE(w->prefix));
+        if (out == NULL) return NULL;
+        int kind = PyUnicode_KIND(out);
+        void *data = PyUnicode_DATA(out);
+        if (pl && PyUnicode_CopyCharacters(out, 0, w->prefix, 0, pl) < 0) { Py_DECREF(out); return NULL; }
+        for (Py_ssize_t q = 0; q < pad; q++) PyUnicode_WRITE(kind, data, pl + q, '0');
+        for (Py_ssize_t q = 0; q < nd; q++) PyUnicode_WRITE(kind, data, pl + pad + q, (Py_UCS4)buf[q]);
         return out;
     }
-    case K_SHAPE: {
-        PyObject *parts = PyList_New(0);
-        if (parts == NULL) return NULL;
-        if (PyList_Append(parts, PyTuple_GET_ITEM(w->literals, 0)) < 0) goto shape_fail;
+    case K_SHAPE: {  /* literal, field, literal, ..., literal: at most 2 * 32 + 1 parts */
+        PyObject *parts[2 * 32 + 1], *out = NULL;
+        Py_ssize_t m = 0;
+        if (w->nkids > 32) { PyErr_SetString(PyExc_SystemError, "a shape of more than 32 fields"); return NULL; }
+        parts[m++] = PyTuple_GET_ITEM(w->literals, 0);
+        Py_INCREF(parts[0]);
         for (Py_ssize_t j = 0; j < w->nkids; j++) {
             PyObject *f = wdec_node(p, w->kids[j], d, c);
-            if (f == NULL) goto shape_fail;
-            int ok = PyUnicode_CheckExact(f) && PyUnicode_GET_LENGTH(f) > 0;
-            for (Py_ssize_t q = 0; ok && q < PyUnicode_GET_LENGTH(f); q++) {
-                Py_UCS4 c = PyUnicode_READ_CHAR(f, q);
-                ok = w->kinds[j] == 'a' ? is_letter(c) : is_digit(c);
-            }
-            if (!ok) {
+            if (f == NULL) goto shape_done;
+            parts[m++] = f;
+            if (!PyUnicode_CheckExact(f) || !field_of_kind(f, w->kinds[j])) {
                 PyObject *r = PyObject_Repr(f);
-                Py_DECREF(f);
                 if (r) {
                     PyErr_Format(H_DecodeError, "learned-model payload has a shape field %U not of its kind", r);
                     Py_DECREF(r);
                 }
-                goto shape_fail;
+                goto shape_done;
             }
-            int rc = PyList_Append(parts, f);
-            Py_DECREF(f);
-            if (rc < 0 || PyList_Append(parts, PyTuple_GET_ITEM(w->literals, j + 1)) < 0) goto shape_fail;
+            parts[m] = PyTuple_GET_ITEM(w->literals, j + 1);
+            Py_INCREF(parts[m++]);
         }
-        PyObject *empty = PyUnicode_New(0, 0);
-        PyObject *out = empty ? PyUnicode_Join(empty, parts) : NULL;
-        Py_XDECREF(empty);
-        Py_DECREF(parts);
+        out = join_parts(parts, m, 0);
+    shape_done:
+        for (Py_ssize_t j = 0; j < m; j++) Py_DECREF(parts[j]);
         return out;
-    shape_fail:
-        Py_DECREF(parts);
-        return NULL;
     }
     case K_WORDS: {
         Py_ssize_t n;
         if (wdec_count(p, w->a, d, c, 1, MAX_WORDS, "word count out of range", &n) < 0) return NULL;
         if (c && wspend(d, n) < 0) return NULL;
-        PyObject *parts = PyList_New(n);
-        if (parts == NULL) return NULL;
-        for (Py_ssize_t j = 0; j < n; j++) {
-            PyObject *x = wdec_node(p, w->kids[j < w->nkids ? j : w->nkids - 1], d, c);
-            if (x == NULL) { Py_DECREF(parts); return NULL; }
-            PyList_SET_ITEM(parts, j, x);
+        PyObject *stack[32], **parts = n <= 32 ? stack : PyMem_Malloc((size_t)n * sizeof(PyObject *)), *out = NULL;
+        if (parts == NULL) return PyErr_NoMemory();
+        Py_ssize_t m = 0;
+        for (; m < n; m++) {
+            PyObject *x = wdec_node(p, w->kids[m < w->nkids ? m : w->nkids - 1], d, c);
+            if (x == NULL) goto words_done;
+            parts[m] = x;
             if (!PyUnicode_CheckExact(x) || PyUnicode_GET_LENGTH(x) == 0) {
-                Py_DECREF(parts);
-                return derr("a word decoded to a non-string");
+                m++;
+                derr("a word decoded to a non-string");
+                goto words_done;
             }
         }
-        PyObject *sep = PyUnicode_FromString(w->tokens ? "" : " ");
-        PyObject *out = sep ? PyUnicode_Join(sep, parts) : NULL;
-        Py_XDECREF(sep);
-        Py_DECREF(parts);
-        if (out == NULL || w->tokens) return out;
-        /* a text the encoder could have written: no leading, trailing or double space */
-        Py_ssize_t len = PyUnicode_GET_LENGTH(out);
-        int ok = PyUnicode_READ_CHAR(out, 0) != ' ' && PyUnicode_READ_CHAR(out, len - 1) != ' ';
-        for (Py_ssize_t q = 1; ok && q < len; q++)
-            ok = !(PyUnicode_READ_CHAR(out, q) == ' ' && PyUnicode_READ_CHAR(out, q - 1) == ' ');
-        if (!ok) { Py_DECREF(out); return derr("words decoded to a text the model cannot have written"); }
+        out = join_parts(parts, n, !w->tokens);
+        if (out != NULL && !w->tokens) {
+            /* a text the encoder could have written: no leading, trailing or double space */
+            Py_ssize_t len = PyUnicode_GET_LENGTH(out);
+            int kind = PyUnicode_KIND(out);
+            const void *data = PyUnicode_DATA(out);
+            int ok = PyUnicode_READ(kind, data, 0) != ' ' && PyUnicode_READ(kind, data, len - 1) != ' ';
+            for (Py_ssize_t q = 1; ok && q < len; q++)
+                ok = !(PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ');
+            if (!ok) {
+                Py_CLEAR(out);
+                derr("words decoded to a text the model cannot have written");
+            }
+        }
+    words_done:
+        for (Py_ssize_t j = 0; j < m; j++) Py_DECREF(parts[j]);
+        if (parts != stack) PyMem_Free(parts);
         return out;
     }
-    case K_OBJECT: {
-        Py_ssize_t n = w->nkids;
-        PyObject *ctx = PyList_New(0), *out = NULL;
-        if (ctx == NULL) return NULL;
-        for (Py_ssize_t j = 0; j < n; j++) {
-            WNode *kid = &p->nodes[w->kids[j]];
+    case K_OBJECT: {  /* the values in a C array; a list of those before only for a Python rule */
+        Py_ssize_t n = w->nkids, m = 0;
+        PyObject *stack[32], **vals = n <= 32 ? stack : PyMem_Malloc((size_t)(n ? n : 1) * sizeof(PyObject *)), *out = NULL;
+        if (vals == NULL) return PyErr_NoMemory();
+        for (; m < n; m++) {
+            WNode *kid = &p->nodes[w->kids[m]];
             PyObject *x;
-            if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < j)
-                x = wdec_rule(p, w->kids[j], PyList_GET_ITEM(ctx, kid->source), d, c);
-            else if (w->rule[j])
+            if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < m) {
+                x = wdec_rule(p, w->kids[m], vals[kid->source], d, c);
+            } else if (w->rule[m]) {
+                PyObject *ctx = PyList_New(m);
+                if (ctx == NULL) goto obj_done;
+                for (Py_ssize_t j = 0; j < m; j++) {
+                    Py_INCREF(vals[j]);
+                    PyList_SET_ITEM(ctx, j, vals[j]);
+                }
                 x = PyObject_CallMethodObjArgs(kid->py, c ? S_decode_common_in : S_decode_in, (PyObject *)d, ctx, NULL);
-            else
-                x = wdec_node(p, w->kids[j], d, c);
+                Py_DECREF(ctx);
+            } else {
+                x = wdec_node(p, w->kids[m], d, c);
+            }
             if (x == NULL) goto obj_done;
-            int rc = PyList_Append(ctx, x);
-            Py_DECREF(x);
-            if (rc < 0) goto obj_done;
+            vals[m] = x;
         }
-        out = PyDict_New();
+        out = _PyDict_NewPresized(n);
         if (out == NULL) goto obj_done;
         for (Py_ssize_t j = 0; j < n; j++)
-            if (PyDict_SetItem(out, PyTuple_GET_ITEM(w->keys, j), PyList_GET_ITEM(ctx, j)) < 0) {
+            if (PyDict_SetItem(out, PyTuple_GET_ITEM(w->keys, j), vals[j]) < 0) {
                 Py_CLEAR(out);
                 break;
             }
     obj_done:
-        Py_DECREF(ctx);
+        for (Py_ssize_t j = 0; j < m; j++) Py_DECREF(vals[j]);
+        if (vals != stack) PyMem_Free(vals);
         return out;
     }
     case K_ARRAY: {
@@ -2972,10 +3174,123 @@ static PyObject *program_decode(Program *p, PyObject *const *args, Py_ssize_t na
     return out;
 }
 
+/* program.setup(on, off, engine, both): what frame() and unframe() code with (format 6 and
+ * later): the flag's two symbols (start, freq, total), the side stream's engine, and whether a
+ * value is walked on both paths at once (Model._both). */
+static PyObject *program_setup(Program *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[0]) != 3 ||
+        PyTuple_GET_SIZE(args[1]) != 3) {
+        PyErr_SetString(PyExc_TypeError, "setup(on: (start, freq, total), off: (start, freq, total), engine, both)");
+        return NULL;
+    }
+    limb on[3], off[3];
+    for (int j = 0; j < 3; j++)
+        if (u64_arg(PyTuple_GET_ITEM(args[0], j), &on[j], "on") < 0 || u64_arg(PyTuple_GET_ITEM(args[1], j), &off[j], "off") < 0)
+            return NULL;
+    if (on[2] != off[2] || on[2] > RANGE_DIRECT || on[1] == 0 || off[1] == 0 || on[0] + on[1] > on[2] ||
+        off[0] + off[1] > off[2]) {
+        PyErr_SetString(PyExc_ValueError, "setup() needs two symbols of one total up to 2^40");
+        return NULL;
+    }
+    int both = PyObject_IsTrue(args[3]);
+    if (both < 0) return NULL;
+    memcpy(p->on, on, sizeof on);
+    memcpy(p->off, off, sizeof off);
+    Py_INCREF(args[2]);
+    Py_XSETREF(p->engine, args[2]);
+    p->both = both;
+    p->ready = p->n > 0;
+    Py_RETURN_NONE;
+}
+
+static WEnc *range_encoder(limb st, limb fr, limb T) {
+    WEnc *e = (WEnc *)PyObject_CallOneArg((PyObject *)&WEncType, Py_True);
+    if (e != NULL && rsym(e, st, fr, T) < 0) Py_CLEAR(e);
+    return e;
+}
+
+/* program.frame(value, head) -> (frame, on): head, then value's payload (the common path's where
+ * value stays on it, else the general rules'), in one call (Model.encode's format-6 paths). */
+static PyObject *program_frame(Program *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "frame(value, head: bytes)");
+        return NULL;
+    }
+    if (!p->ready) { PyErr_SetString(PyExc_TypeError, "frame() before setup()"); return NULL; }
+    PyObject *v = args[0], *out = NULL;
+    WEnc *cm = range_encoder(p->on[0], p->on[1], p->on[2]), *g = NULL, *chosen;
+    if (cm == NULL) return NULL;
+    int on = 1, rc;
+    if (Py_EnterRecursiveCall(" in the learned-model walk")) goto done;
+    if (p->both) {
+        g = range_encoder(p->off[0], p->off[1], p->off[2]);
+        rc = g == NULL ? -1 : wenc_both(p, 0, v, g, cm, &on);
+    } else {
+        rc = wenc_node(p, 0, v, cm, 1);
+        if (rc == 1) {  /* off the common path: the general rules */
+            on = 0;
+            g = range_encoder(p->off[0], p->off[1], p->off[2]);
+            rc = g == NULL ? -1 : wenc_node(p, 0, v, g, 0);
+        }
+    }
+    Py_LeaveRecursiveCall();
+    if (rc < 0) goto done;
+    chosen = on ? cm : g;
+    PyObject *frame = range_payload(chosen, p->engine, PyBytes_AS_STRING(args[1]), PyBytes_GET_SIZE(args[1]));
+    if (frame != NULL) out = PyTuple_Pack(2, frame, on ? Py_True : Py_False);
+    Py_XDECREF(frame);
+done:
+    Py_DECREF(cm);
+    Py_XDECREF(g);
+    return out;
+}
+
+/* program.unframe(payload, max_size): the value of a format-6 payload (Walk.decode in one call). */
+static PyObject *program_unframe(Program *p, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "unframe(payload: bytes, max_size)");
+        return NULL;
+    }
+    if (!p->ready) { PyErr_SetString(PyExc_TypeError, "unframe() before setup()"); return NULL; }
+    PyObject *targs = Py_BuildValue("(OOOO)", args[0], p->engine, args[1], Py_True);
+    if (targs == NULL) return NULL;
+    WDec *d = (WDec *)wdec_new(&WDecType, targs, NULL);
+    Py_DECREF(targs);
+    if (d == NULL) return NULL;
+    PyObject *out = NULL;
+    limb T = p->on[2], s = d->rx / (d->rrng / T);
+    if (s >= T) {
+        derr("learned-model payload is not one this model writes (a slot past the total)");
+        goto done;
+    }
+    int c = s <= p->on[0] + p->on[1] - 1;  /* Walk.decode: the flag's slot within on's */
+    const limb *flag = c ? p->on : p->off;
+    if (wslot(d, T, &s) < 0) goto done;
+    if (s < flag[0] || s - flag[0] >= flag[1]) {
+        PyErr_SetString(PyExc_ValueError, "take() of a symbol the payload does not hold");
+        goto done;
+    }
+    if (wtake(d, s, flag[0], flag[1], T) < 0) goto done;
+    if (Py_EnterRecursiveCall(" in the learned-model walk")) goto done;
+    out = wdec_node(p, 0, d, c);
+    Py_LeaveRecursiveCall();
+    if (out != NULL) {
+        PyObject *r = wdec_finish(d, NULL);
+        if (r == NULL) Py_CLEAR(out);
+        Py_XDECREF(r);
+    }
+done:
+    Py_DECREF(d);
+    return out;
+}
+
 static PyMethodDef program_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))program_encode, METH_FASTCALL, "Code a value by the general rules."},
     {"decode", (PyCFunction)(void (*)(void))program_decode, METH_FASTCALL, "Decode a value by the general rules, or the common path's."},
     {"encode_both", (PyCFunction)(void (*)(void))program_encode_both, METH_FASTCALL, "Both paths in one walk (format 6)."},
+    {"setup", (PyCFunction)(void (*)(void))program_setup, METH_FASTCALL, "The flag's symbols, the side engine and the walk for frame()."},
+    {"frame", (PyCFunction)(void (*)(void))program_frame, METH_FASTCALL, "A head and a value's payload (format 6), and whether it is on the common path."},
+    {"unframe", (PyCFunction)(void (*)(void))program_unframe, METH_FASTCALL, "The value of a format-6 payload."},
     {NULL},
 };
 

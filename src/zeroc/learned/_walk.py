@@ -14,6 +14,7 @@ payload, are the Python walk's (tests hold both to it).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import orjson
@@ -137,7 +138,9 @@ class _Flat:
             kids = tuple(map(self.add, node.words))
         elif type(node) is fm.Object:
             kind, kids = OBJECT, tuple(map(self.add, node.children))
-            extra = (tuple(node.keys), tuple(isinstance(c, fm.Rule) for c in node.children))
+            # Interned, as keys written in source code are: a message's keys are then often
+            # the same objects.
+            extra = (tuple(map(sys.intern, node.keys)), tuple(isinstance(c, fm.Rule) for c in node.children))
         elif type(node) is fm.Array:
             kind, a, b = ARRAY, self.add(node.lengths), self.add(node.item)
         elif type(node) is fm.Map:
@@ -174,13 +177,32 @@ class Walk:
     of ``on``, ``side`` the engine of the side stream, ``version`` the model format (5 or 6)."""
 
     def __init__(
-        self, root: fm.Node, flags: tuple[tuple[int, int, int], tuple[int, int, int]], side: Any, version: int
+        self,
+        root: fm.Node,
+        flags: tuple[tuple[int, int, int], tuple[int, int, int]],
+        side: Any,
+        version: int,
+        both: bool = False,
     ) -> None:
         flat = _Flat()
         flat.add(root)
         self.program = _native.Program(tuple(flat.rows))
-        (self.on, self.off), self.side, self.range = flags, side, version >= 6
+        (self.on, self.off), self.range, self.both = flags, version >= 6, both
         self.flag_total, self.common = self.on[2], self.on[1] - 1
+        self.use_side(side)
+
+    def use_side(self, side: Any) -> None:
+        """Compress side streams with ``side`` from now on (format 6 and later: ``frame`` and
+        ``unframe`` use it too)."""
+        self.side = side
+        if self.range:
+            self.program.setup(self.on, self.off, side, self.both)
+
+    def frame(self, value: Any, head: bytes) -> tuple[bytes, bool]:
+        """Format 6 and later: ``head`` then the payload of ``value`` (its common path's where it
+        stays on it, walking both paths at once where ``both``), and whether it stayed."""
+        out: tuple[bytes, bool] = self.program.frame(value, head)
+        return out
 
     def encode_common(self, value: Any) -> bytes | None:
         enc = _native.WalkEncoder(True)
@@ -211,13 +233,9 @@ class Walk:
         return payload
 
     def decode(self, data: bytes, max_size: int = 64 * 1024 * 1024) -> Any:
+        if self.range:  # the flag, the path it names, the final checks: in one call
+            return self.program.unframe(data, max_size)
         dec = _native.WalkDecoder(data, self.side, max_size, self.range)
-        if self.range:
-            on = dec.peek(self.flag_total) <= self.common
-            dec.take(*(self.on if on else self.off))
-            value = self.program.decode(dec, on)
-            dec.finish()
-            return value
         if dec.peek(self.flag_total) <= self.common:
             raise DecodeError("learned-model payload says common path but has a side stream or is too long")
         dec.take(*self.off)
