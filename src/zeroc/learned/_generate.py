@@ -539,7 +539,7 @@ def _enc_node(node: fm.Node, g: _Gen, var: str, ctx: list[str]) -> None:
             _enc(child, g, field, [])
     elif isinstance(node, fm.Decimal):
         t, m = g.tmp("i"), str(10**node.scale)
-        g.emit(f"if type({var}) is not float or {var} - {var} != 0.0: return None")
+        g.emit(f"if type({var}) is not float or {var} * {m} - {var} * {m} != 0.0: return None")  # finite
         g.emit(f"{t} = round({var} * {m})")
         g.emit(f"if {t} / {m} != {var} or (not {t} and _sign({var}) < 0): return None")
         g.types[t] = int

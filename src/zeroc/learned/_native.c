@@ -933,7 +933,10 @@ static inline const StrSlot *str_index_find(const StrIndex *x, PyObject *v, Py_s
     }
 }
 
-enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP, K_GIVEN, K_PREFIXED, K_CHARS };
+enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP, K_GIVEN, K_PREFIXED, K_CHARS, K_AFFIX, K_SUM };
+
+/* The rules C codes inside an object (the others are Python nodes). */
+#define C_RULE(kind) ((kind) == K_GIVEN || (kind) == K_PREFIXED || (kind) == K_AFFIX || (kind) == K_SUM)
 
 /* A chars node's table (spec §2, Characters): which symbols 0..256 it lists (a bitmap, so a
  * symbol's row is the count of listed symbols below it), the rows' slots at off.. in the node's
@@ -1073,7 +1076,9 @@ typedef struct {
     int scale;                /* decimal */
     double pow10;
     PyObject *pow10_obj;
-    PyObject *prefix;         /* template */
+    PyObject *prefix;         /* template; affix (and its suffix); sum: the items' two keys */
+    PyObject *suffix;
+    int quoted, numeric;      /* affix: the source URL-quoted; an int's decimal text */
     Py_ssize_t width;
     PyObject *literals;       /* shape: tuple of str */
     char kinds[40];
@@ -1790,7 +1795,7 @@ static void program_dealloc(Program *p) {
         WNode *w = &p->nodes[i];
         Py_XDECREF(w->py); Py_XDECREF(w->by_str); Py_XDECREF(w->by_int); Py_XDECREF(w->by_key);
         str_index_free(w->sidx);
-        Py_XDECREF((PyObject *)w->table); Py_XDECREF(w->pow10_obj); Py_XDECREF(w->prefix);
+        Py_XDECREF((PyObject *)w->table); Py_XDECREF(w->pow10_obj); Py_XDECREF(w->prefix); Py_XDECREF(w->suffix);
         Py_XDECREF(w->literals); Py_XDECREF(w->keys); Py_XDECREF(w->preds);
         PyMem_Free(w->kids);
         PyMem_Free(w->rule);
@@ -1833,7 +1838,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         limb esc, total;
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 10) goto bad;
         kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
-        if (kind < K_PY || kind > K_CHARS) goto bad;
+        if (kind < K_PY || kind > K_SUM) goto bad;
         w->kind = kind;
         GETREF(w->py, PyTuple_GET_ITEM(t, 1));
         if (u64_arg(PyTuple_GET_ITEM(t, 2), &esc, "esc") < 0 || u64_arg(PyTuple_GET_ITEM(t, 3), &total, "total") < 0)
@@ -1957,6 +1962,30 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 6));
             break;
         }
+        case K_AFFIX:  /* (prefix, suffix, quoted, numeric, source, leaves) */
+            if (ne != 6 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(extra, 0)) ||
+                !PyUnicode_CheckExact(PyTuple_GET_ITEM(extra, 1)) || w->other < 0)
+                goto bad;
+            GETREF(w->prefix, PyTuple_GET_ITEM(extra, 0));
+            GETREF(w->suffix, PyTuple_GET_ITEM(extra, 1));
+            w->quoted = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 2));
+            w->numeric = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 3));
+            w->source = PyLong_AsSsize_t(PyTuple_GET_ITEM(extra, 4));
+            if (w->source < 0) goto bad;
+            w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 5));
+            break;
+        case K_SUM:  /* (a, b, scale, source, leaves) */
+            if (ne != 5 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(extra, 0)) ||
+                !PyUnicode_CheckExact(PyTuple_GET_ITEM(extra, 1)) || w->other < 0)
+                goto bad;
+            GETREF(w->prefix, PyTuple_GET_ITEM(extra, 0));
+            GETREF(w->suffix, PyTuple_GET_ITEM(extra, 1));
+            w->scale = (int)PyLong_AsLong(PyTuple_GET_ITEM(extra, 2));
+            if (w->scale < 0 || w->scale > 17) goto bad;
+            w->source = PyLong_AsSsize_t(PyTuple_GET_ITEM(extra, 3));
+            if (w->source < 0) goto bad;
+            w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 4));
+            break;
         case K_MAP:
             if (w->a < 0 || w->b < 0 || w->c < 0) goto bad;
             break;
@@ -2324,17 +2353,170 @@ static int same_value(PyObject *a, PyObject *b) {
     return out;
 }
 
+static PyObject *join_parts(PyObject *const *parts, Py_ssize_t n, int spaced);
+
+/* The bytes urllib.parse.quote(safe="/") keeps: ASCII letters and digits, "_.-~" and "/". */
+static inline int url_safe(unsigned char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
+           ch == '-' || ch == '~' || ch == '/';
+}
+
+/* Affix.compute(src): prefix + the source (its decimal text where numeric, URL-quoted as
+ * urllib.parse.quote(safe="/") where quoted) + suffix; NULL with no error where it has no
+ * prediction. Sources C does not take (ints past 64 bits, texts without UTF-8) go to the Python
+ * node's compute. */
+static PyObject *affix_text(WNode *w, PyObject *src) {
+    PyObject *mid = NULL, *out = NULL;
+    if (w->numeric) {
+        int overflow = 0;
+        long long n = PyLong_CheckExact(src) ? PyLong_AsLongLongAndOverflow(src, &overflow) : 0;
+        if (!PyLong_CheckExact(src)) return NULL;
+        if (n == -1 && PyErr_Occurred()) return NULL;
+        if (overflow) goto python;
+        char buf[24];
+        int len = snprintf(buf, sizeof buf, "%lld", n);
+        mid = PyUnicode_FromStringAndSize(buf, len);
+    } else {
+        if (!PyUnicode_CheckExact(src)) return NULL;
+        if (!w->quoted) {
+            Py_INCREF(src);
+            mid = src;
+        } else {
+            Py_ssize_t n;
+            const char *u = PyUnicode_AsUTF8AndSize(src, &n);
+            if (u == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
+                PyErr_Clear();
+                goto python;
+            }
+            Py_ssize_t len = 0;
+            for (Py_ssize_t q = 0; q < n; q++) {
+                unsigned char ch = (unsigned char)u[q];
+                len += url_safe(ch) ? 1 : 3;
+            }
+            if (len == n) {  /* nothing to quote: the source as it is */
+                Py_INCREF(src);
+                mid = src;
+            } else {
+                mid = PyUnicode_New(len, 127);
+                if (mid == NULL) return NULL;
+                Py_UCS1 *o = PyUnicode_1BYTE_DATA(mid);
+                static const char hex[] = "0123456789ABCDEF";
+                for (Py_ssize_t q = 0; q < n; q++) {
+                    unsigned char ch = (unsigned char)u[q];
+                    if (url_safe(ch)) {
+                        *o++ = ch;
+                    } else {
+                        *o++ = '%';
+                        *o++ = (Py_UCS1)hex[ch >> 4];
+                        *o++ = (Py_UCS1)hex[ch & 15];
+                    }
+                }
+            }
+        }
+    }
+    if (mid == NULL) return NULL;
+    PyObject *parts[3] = {w->prefix, mid, w->suffix};
+    out = join_parts(parts, 3, 0);
+    Py_DECREF(mid);
+    return out;
+python:
+    out = PyObject_CallMethod(w->py, "compute", "O", src);
+    if (out != NULL && !PyUnicode_CheckExact(out)) Py_CLEAR(out);  /* MISSING */
+    return out;
+}
+
+/* SumOf.compute(src): sum(item[a] * item[b]) over a list of dicts, added left to right from the
+ * integer 0, a float total rounded to scale decimals as round() does (the correctly rounded
+ * decimal text, read back); NULL with no error where it has no prediction. What C does not take
+ * exactly (other types, ints past 64 bits, totals not finite) goes to the Python node. */
+static PyObject *sum_value(WNode *w, PyObject *src) {
+    if (!PyList_CheckExact(src)) goto python;
+    long long itotal = 0;
+    double ftotal = 0.0;
+    int isfloat = 0;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(src); j++) {
+        PyObject *x = PyList_GET_ITEM(src, j);
+        if (!PyDict_CheckExact(x)) goto python;
+        PyObject *a = PyDict_GetItemWithError(x, w->prefix), *b = a ? PyDict_GetItemWithError(x, w->suffix) : NULL;
+        if (b == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            return NULL;  /* a KeyError in compute: no prediction */
+        }
+        int af = PyFloat_CheckExact(a), bf = PyFloat_CheckExact(b);
+        if ((!af && !PyLong_CheckExact(a)) || (!bf && !PyLong_CheckExact(b))) goto python;
+        long long ai = 0, bi = 0;
+        int overflow = 0;
+        if (!af && ((ai = PyLong_AsLongLongAndOverflow(a, &overflow)), overflow)) goto python;
+        if (!bf && ((bi = PyLong_AsLongLongAndOverflow(b, &overflow)), overflow)) goto python;
+        if (af || bf) {  /* Python's int * float: the int as the nearest double */
+            volatile double prod = (af ? PyFloat_AS_DOUBLE(a) : (double)ai) * (bf ? PyFloat_AS_DOUBLE(b) : (double)bi);
+            ftotal = (isfloat ? ftotal : (double)itotal) + prod;  /* volatile: no fused multiply-add */
+            isfloat = 1;
+        } else {
+            long long prod;
+            if (__builtin_mul_overflow(ai, bi, &prod)) goto python;
+            if (isfloat) {
+                ftotal = ftotal + (double)prod;
+            } else if (__builtin_add_overflow(itotal, prod, &itotal)) {
+                goto python;
+            }
+        }
+    }
+    if (!isfloat) return PyLong_FromLongLong(itotal);
+    if (!isfinite(ftotal)) goto python;
+    char buf[400];
+    snprintf(buf, sizeof buf, "%.*f", w->scale, ftotal);
+    return PyFloat_FromDouble(strtod(buf, NULL));
+python:
+    {
+        PyObject *out = PyObject_CallMethod(w->py, "compute", "O", src);
+        if (out != NULL && !PyLong_CheckExact(out) && !PyFloat_CheckExact(out)) Py_CLEAR(out);  /* MISSING */
+        return out;
+    }
+}
+
+/* as_key(p) == as_key(v) for an int or float prediction p (the general rules' sameness), or, on
+ * the common path, type(v) is type(p) and v == p != 0. */
+static int sum_holds(PyObject *p, PyObject *v, int c) {
+    if (Py_TYPE(v) != Py_TYPE(p)) return 0;
+    if (PyFloat_CheckExact(p)) {
+        double a = PyFloat_AS_DOUBLE(p), b = PyFloat_AS_DOUBLE(v);
+        if (c) return a == b && a != 0.0;
+        return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));  /* the same repr */
+    }
+    int eq = PyObject_RichCompareBool(p, v, Py_EQ);
+    if (eq <= 0 || !c) return eq;
+    return PyObject_IsTrue(p);
+}
+
 /* A given or prefixed rule (spec §3) for value v whose source field holds src. */
 static int wenc_rule(Program *p, Py_ssize_t i, PyObject *v, PyObject *src, WEnc *e, int c) {
     WNode *w = &p->nodes[i];
+    int holds;
+    Py_ssize_t plen = 0;
+    if (w->kind == K_SUM) {  /* always a prediction (or none that holds) */
+        PyObject *t = sum_value(w, src);
+        if (t == NULL && PyErr_Occurred()) return -1;
+        holds = t != NULL ? sum_holds(t, v, c) : 0;
+        Py_XDECREF(t);
+        if (holds < 0) return -1;
+        goto code;
+    }
+    if (w->kind == K_AFFIX) {  /* always a prediction (or none that holds): v must be that text */
+        PyObject *t = affix_text(w, src);
+        if (t == NULL && PyErr_Occurred()) return -1;
+        holds = t != NULL && PyUnicode_CheckExact(v) && PyUnicode_Compare(v, t) == 0;
+        Py_XDECREF(t);
+        if (PyErr_Occurred()) return -1;
+        goto code;
+    }
     Hit h;
     int found = cat_find(w, src, &h);
     if (found < 0) return -1;
     if (!found) return wenc_node(p, w->other, v, e, c);  /* no prediction: no symbol */
     Py_ssize_t k = h.k;
     PyObject *q = PyTuple_GET_ITEM(w->preds, k);
-    int holds;
-    Py_ssize_t plen = 0;
     if (w->kind == K_PREFIXED) {
         holds = PyUnicode_CheckExact(v) && (int)PyUnicode_Tailmatch(v, q, 0, PY_SSIZE_T_MAX, -1);
         if (holds < 0) return -1;
@@ -2346,6 +2528,7 @@ static int wenc_rule(Program *p, Py_ssize_t i, PyObject *v, PyObject *src, WEnc 
         holds = same_value(q, v);
         if (holds < 0) return -1;
     }
+code:
     if (c && w->leaves) {
         if (!holds) return 1;
     } else if (holds) {
@@ -2365,6 +2548,8 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
     case K_PY:
     case K_GIVEN:     /* a rule outside an object (which the reader refuses): its Python node */
     case K_PREFIXED:
+    case K_AFFIX:
+    case K_SUM:
         return wenc_python(w, v, e, c);
     case K_RAW:
         return c ? 1 : wenc_raw(e, v);
@@ -2472,7 +2657,7 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
         for (Py_ssize_t j = 0; j < n && rc == 0; j++) {
             PyObject *item = PyTuple_GET_ITEM(vals, j);
             WNode *kid = &p->nodes[w->kids[j]];
-            if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < j) {
+            if (C_RULE(kid->kind) && kid->source < j) {
                 rc = wenc_rule(p, w->kids[j], item, PyTuple_GET_ITEM(vals, kid->source), e, c);
             } else if (w->rule[j]) {
                 PyObject *ctx = PyTuple_GetSlice(vals, 0, j), *lst = ctx ? PySequence_List(ctx) : NULL;
@@ -2644,7 +2829,7 @@ static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, i
         for (Py_ssize_t j = 0; j < n && rc >= 0; j++) {
             PyObject *item = PyTuple_GET_ITEM(vals, j);
             WNode *kid = &p->nodes[w->kids[j]];
-            if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < j) {
+            if (C_RULE(kid->kind) && kid->source < j) {
                 PyObject *src = PyTuple_GET_ITEM(vals, kid->source);
                 if (*alive) {
                     rc = wenc_rule(p, w->kids[j], item, src, cm, 1);
@@ -2742,6 +2927,19 @@ static PyObject *join_parts(PyObject *const *parts, Py_ssize_t n, int spaced) {
     return out;
 }
 
+/* Whether a decoded word keeps its text one the encoder could have written: no space at either
+ * end, none doubled. */
+static int plain_word(PyObject *x) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(x);
+    int kind = PyUnicode_KIND(x);
+    const void *data = PyUnicode_DATA(x);
+    if (kind == PyUnicode_1BYTE_KIND && memchr(data, ' ', (size_t)len) == NULL) return 1;
+    if (PyUnicode_READ(kind, data, 0) == ' ' || PyUnicode_READ(kind, data, len - 1) == ' ') return 0;
+    for (Py_ssize_t q = 1; q < len; q++)
+        if (PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ') return 0;
+    return 1;
+}
+
 /* Whether every character of x is a letter ('a') or a digit (else), and there is one. */
 static int field_of_kind(PyObject *x, char k) {
     Py_ssize_t len = PyUnicode_GET_LENGTH(x);
@@ -2796,8 +2994,8 @@ static int wdec_count(Program *p, Py_ssize_t i, WDec *d, int c, long long lo, lo
 static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int c) {
     WNode *w = &p->nodes[i];
     limb s;
-    Hit h;
-    int found = cat_find(w, src, &h);
+    Hit h = {0, 0, 0};
+    int found = w->kind == K_AFFIX || w->kind == K_SUM ? 1 : cat_find(w, src, &h);
     if (found < 0) return NULL;
     if (!found) return wdec_node(p, w->other, d, c);
     Py_ssize_t k = h.k;
@@ -2808,6 +3006,20 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
             return wdec_node(p, w->other, d, c);
         }
         if (wtake(d, s, w->esc, w->total - w->esc, w->total) < 0) return NULL;
+    }
+    if (w->kind == K_SUM) {
+        PyObject *t = sum_value(w, src);
+        int zero = t != NULL && c ? !PyObject_IsTrue(t) : 0;  /* 0 and 0.0: never on the common path */
+        if (zero) Py_CLEAR(t);
+        if (t == NULL && !PyErr_Occurred())
+            derr(c ? "a predicted field has no prediction on the common path" : "a predicted field has no prediction");
+        return t;
+    }
+    if (w->kind == K_AFFIX) {
+        PyObject *t = affix_text(w, src);
+        if (t == NULL && !PyErr_Occurred())
+            derr(c ? "a predicted field has no prediction on the common path" : "a predicted field has no prediction");
+        return t;
     }
     PyObject *q = PyTuple_GET_ITEM(w->preds, k);
     if (w->kind == K_PREFIXED) {
@@ -2901,6 +3113,8 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
     case K_PY:
     case K_GIVEN:
     case K_PREFIXED:
+    case K_AFFIX:
+    case K_SUM:
         return PyObject_CallMethodObjArgs(w->py, c ? S_decode_common : S_decode, (PyObject *)d, NULL);
     case K_RAW:
         if (c) return derr("learned-model payload says common path where the model has none");
@@ -3063,20 +3277,14 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
                 goto words_done;
             }
         }
-        out = join_parts(parts, n, !w->tokens);
-        if (out != NULL && !w->tokens) {
-            /* a text the encoder could have written: no leading, trailing or double space */
-            Py_ssize_t len = PyUnicode_GET_LENGTH(out);
-            int kind = PyUnicode_KIND(out);
-            const void *data = PyUnicode_DATA(out);
-            int ok = PyUnicode_READ(kind, data, 0) != ' ' && PyUnicode_READ(kind, data, len - 1) != ' ';
-            for (Py_ssize_t q = 1; ok && q < len; q++)
-                ok = !(PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ');
-            if (!ok) {
-                Py_CLEAR(out);
+        /* a text the encoder could have written (no leading, trailing or double space): no
+         * word starts or ends with a space or holds two in a row */
+        for (Py_ssize_t j = 0; j < n && !w->tokens; j++)
+            if (!plain_word(parts[j])) {
                 derr("words decoded to a text the model cannot have written");
+                goto words_done;
             }
-        }
+        out = join_parts(parts, n, !w->tokens);
     words_done:
         for (Py_ssize_t j = 0; j < m; j++) Py_DECREF(parts[j]);
         if (parts != stack) PyMem_Free(parts);
@@ -3089,7 +3297,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         for (; m < n; m++) {
             WNode *kid = &p->nodes[w->kids[m]];
             PyObject *x;
-            if ((kid->kind == K_GIVEN || kid->kind == K_PREFIXED) && kid->source < m) {
+            if (C_RULE(kid->kind) && kid->source < m) {
                 x = wdec_rule(p, w->kids[m], vals[kid->source], d, c);
             } else if (w->rule[m]) {
                 PyObject *ctx = PyList_New(m);

@@ -411,7 +411,7 @@ class Decimal(Escaping):
         self.esc, self.total = esc, esc + hits
 
     def fits(self, v: Any) -> bool:
-        if type(v) is not float or not math.isfinite(v):
+        if type(v) is not float or not math.isfinite(v * 10**self.scale):  # 1e307 * 100: inf
             return False
         i = round(v * 10**self.scale)
         return i / 10**self.scale == v and (i != 0 or math.copysign(1.0, v) > 0)

@@ -7,7 +7,7 @@ flattened into a program of C structs — each categorical's entries as a C arra
 value class, chars tables as bitmaps and rows, ranges, shapes and word splitting in C — which
 ``_native`` walks on the model's coder: the range coder of formats 6 and 7, or format 5's block
 coder in limbs. A node the program leaves to
-Python (rules, which read earlier fields; integer ranges past 64 bits) keeps its Python node,
+Python (integer ranges past 64 bits, sums C cannot add exactly) keeps its Python node,
 called with the native coder, which offers the Python coder's methods. The symbols, and so the
 payload, are the Python walk's (tests hold both to it).
 """
@@ -32,7 +32,25 @@ except ImportError:  # built without a C compiler: the nodes walk in Python
     _native = None  # type: ignore[assignment]
 
 # Kinds of program nodes (_native.c's K_*).
-PY, RAW, CAT, RANGE, MAG, DEC, TEMPLATE, SHAPE, WORDS, OBJECT, ARRAY, MAP, GIVEN, PREFIXED, CHARS = range(15)
+(
+    PY,
+    RAW,
+    CAT,
+    RANGE,
+    MAG,
+    DEC,
+    TEMPLATE,
+    SHAPE,
+    WORDS,
+    OBJECT,
+    ARRAY,
+    MAP,
+    GIVEN,
+    PREFIXED,
+    CHARS,
+    AFFIX,
+    SUM,
+) = range(17)
 DIRECT = 1 << 12  # categoricals with at most this many slots get a slot -> entry array
 
 _I64 = 1 << 63
@@ -114,6 +132,14 @@ class _Flat:
             other = self.add(node.other)
         if type(node) in (fm.Given, fm.Prefixed) and not node.legacy:  # type: ignore[attr-defined]
             return self._rule(node)  # type: ignore[arg-type]
+        if type(node) is fm.Affix and not node.legacy:
+            leaves = node.sure or type(node.other) is fm.Raw
+            extra = (node.prefix, node.suffix, node.quoted, node.numeric, node.source, leaves)
+            return (AFFIX, node, node.esc, node.total, self.add(node.other), -1, -1, -1, (), extra)
+        if type(node) is fm.SumOf and not node.legacy:
+            leaves = node.sure or type(node.other) is fm.Raw
+            extra = (node.a, node.b, node.scale, node.source, leaves)
+            return (SUM, node, node.esc, node.total, self.add(node.other), -1, -1, -1, (), extra)
         if type(node) is fm.Raw:
             kind = RAW
         elif type(node) is fm.Categorical:
