@@ -176,6 +176,41 @@ def test_shared_between_threads(workload_dicts: dict[str, zeroc.Dictionary]) -> 
     assert failures == []
 
 
+def test_learned_frames_shared_between_threads_that_switch_mid_frame() -> None:
+    """A learned codec's C walk reuses its coders from frame to frame; a thread that finds them
+    in use (another thread's frame paused while its side stream is compressed in Python) takes
+    its own. Threads switching every microsecond on messages with free text get the frames one
+    thread gets, and decode them."""
+    import sys
+
+    from zeroc.bench import _corpora
+
+    train, test = _corpora.SETS["faker_users"][0](300)
+    codec = Codec(zeroc.train(train, candidates=[("learned", 19)]))
+    msgs = [{**m, "note": f"free text {i} " * (i % 7)} if i % 2 else m for i, m in enumerate(test[:400])]
+    frames = [codec.encode(m) for m in msgs]
+    assert codec._frame is not None and any(len(f) > 80 for f in frames)
+    failures: list[int] = []
+
+    def work(offset: int) -> None:
+        for _ in range(3):
+            for i in range(offset, len(msgs), 4):
+                if codec.encode(msgs[i]) != frames[i] or codec.decode(frames[i]) != msgs[i]:
+                    failures.append(i)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+
+
 def test_batches_and_streams(json_dict: zeroc.Dictionary) -> None:
     codec = Codec(json_dict)
     msgs = generate("order", 50, seed=30)

@@ -1099,6 +1099,14 @@ typedef struct {
     limb on[3], off[3];
     PyObject *engine;
     int both, ready;
+    /* frame()'s coders and output buffer, reused by the next frame unless one is under way
+     * (busy: another thread's, while this one's side stream is compressed in Python) */
+    PyObject *spare[2];
+    unsigned char *obuf;
+    Py_ssize_t ocap;
+    int busy;
+    PyObject *dspare;         /* unframe()'s decoder, likewise (dbusy) */
+    int dbusy;
 } Program;
 
 static PyObject *derr(const char *msg) {
@@ -1347,20 +1355,22 @@ static int rout_uni(RangeOut *o, limb v, limb n) {  /* uniform(n), split past 2^
 
 /* finish(engine): the format-6 payload (spec §1.2): the head, the value's symbols, the
  * termination, the side stream (compressed by engine.compress when that is smaller). */
-static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn);
+static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn, RangeOut *keep);
 
 static PyObject *wenc_finish(WEnc *e, PyObject *engine) {
     if (!e->range) { PyErr_SetString(PyExc_TypeError, "finish() is the range coder's"); return NULL; }
-    return range_payload(e, engine, NULL, 0);
+    return range_payload(e, engine, NULL, 0, NULL);
 }
 
-/* The payload after head's hn bytes (a frame's head, or none). */
-static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn) {
-    RangeOut o = {NULL, 0, 0, 0, UINT64_MAX};
+/* The payload after head's hn bytes (a frame's head, or none); the coder's bytes in keep's
+ * buffer, kept for the next payload, where keep is given. */
+static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn, RangeOut *keep) {
+    RangeOut o = {keep ? keep->b : NULL, 0, keep ? keep->cap : 0, 0, UINT64_MAX};
     PyObject *side = NULL, *out = NULL;
     limb mode = 0;
     Py_ssize_t heads = 1;
-    if (rout_grow(&o, 6 * e->nsym) < 0) return NULL;  /* a symbol of at most 2^40 adds at most 6 bytes */
+    /* a symbol of at most 2^40 adds at most 6 bytes */
+    if (o.cap < 6 * e->nsym + 64 && rout_grow(&o, 6 * e->nsym) < 0) return NULL;
     if (e->side_n) {
         side = PyBytes_FromStringAndSize(e->side, e->side_n);
         if (side == NULL) goto done;
@@ -1425,7 +1435,12 @@ static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_s
     memcpy(PyBytes_AS_STRING(out) + hn, o.b, (size_t)o.n);
     if (side) memcpy(PyBytes_AS_STRING(out) + hn + o.n, PyBytes_AS_STRING(side), (size_t)PyBytes_GET_SIZE(side));
 done:
-    PyMem_Free(o.b);
+    if (keep) {
+        keep->b = o.b;
+        keep->cap = o.cap;
+    } else {
+        PyMem_Free(o.b);
+    }
     Py_XDECREF(side);
     return out;
 }
@@ -1594,64 +1609,72 @@ static int wspend(WDec *d, Py_ssize_t n) {
     return 0;
 }
 
-/* WalkDecoder(data, engine, max_size): the head read (Decoder.__init__ with blocks). */
-static PyObject *wdec_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-    PyObject *data, *engine, *max_size;
-    int range = 0;
-    if (!PyArg_ParseTuple(args, "O!OO|p", &PyBytes_Type, &data, &engine, &max_size, &range)) return NULL;
-    WDec *d = (WDec *)type->tp_alloc(type, 0);
-    if (d == NULL) return NULL;
-    big_init(&d->x); big_init(&d->R); big_init(&d->den); big_init(&d->num);
-    big_init(&d->bden); big_init(&d->brng);
+/* The head read (Decoder.__init__ with blocks) into d, fresh or emptied: -1 on an error. */
+static int wdec_start(WDec *d, PyObject *data, PyObject *engine, PyObject *max_size, int range) {
+    big_free(&d->x); big_free(&d->R); big_free(&d->den); big_free(&d->num);  /* (free: init) */
+    big_free(&d->bden); big_free(&d->brng);
     Py_INCREF(data);
-    d->data = data;
+    Py_XSETREF(d->data, data);
+    Py_CLEAR(d->buf);
     d->len = d->arith = PyBytes_GET_SIZE(data);
     d->blocks = 0;
     d->range = range;
+    d->pos = d->rn = 0;
     if (range) {
         d->rx = 0;
         for (int j = 0; j < 8; j++) d->rx = (d->rx << 8) | rbyte(d, j);
         d->rrng = UINT64_MAX;
         d->budget = MAX_SYMBOLS + PER_BYTE * d->len;
     } else {
-        if (wdec_load(d, 0, d->len < BLOCK_BYTES ? d->len : BLOCK_BYTES) < 0) goto fail;
+        if (wdec_load(d, 0, d->len < BLOCK_BYTES ? d->len : BLOCK_BYTES) < 0) return -1;
         d->budget = MAX_SYMBOLS + 8 + PER_BYTE * d->len;
     }
     limb s, size = 0, mode = 0;
-    if (wslot(d, FLAG_TOTAL, &s) < 0) goto fail;
+    if (wslot(d, FLAG_TOTAL, &s) < 0) return -1;
     if (s < 1) {
         limb width, rest;
-        if (wtake(d, s, 0, 1, FLAG_TOTAL) < 0 || wuni(d, 64, &width) < 0) goto fail;
+        if (wtake(d, s, 0, 1, FLAG_TOTAL) < 0 || wuni(d, 64, &width) < 0) return -1;
         if (width > 1) {
-            if (wuni(d, (limb)1 << (width - 1), &rest) < 0) goto fail;
+            if (wuni(d, (limb)1 << (width - 1), &rest) < 0) return -1;
             size = ((limb)1 << (width - 1)) + rest;
         } else {
             size = width;
         }
-        if (wuni(d, 3, &mode) < 0) goto fail;
+        if (wuni(d, 3, &mode) < 0) return -1;
     } else if (wtake(d, s, 1, FLAG_TOTAL - 1, FLAG_TOTAL) < 0) {
-        goto fail;
+        return -1;
     }
-    if (size > (limb)d->len) { derr("side stream is longer than the payload"); goto fail; }
+    if (size > (limb)d->len) { derr("side stream is longer than the payload"); return -1; }
     d->arith = d->len - (Py_ssize_t)size;
     d->contained = size > 0;
     d->blocks = !range;
     big_set_u64(&d->bden, 1);
     big_set_u64(&d->brng, 1);
     d->buf = PyBytes_FromStringAndSize(PyBytes_AS_STRING(data) + d->arith, (Py_ssize_t)size);
-    if (d->buf == NULL) goto fail;
+    if (d->buf == NULL) return -1;
     if (mode != 0) {  /* _walk.side: decompressed with the model's engine, checked */
         PyObject *m = PyLong_FromUnsignedLongLong(mode);
         PyObject *out = m ? PyObject_CallFunctionObjArgs(H_side, engine, m, d->buf, max_size, NULL) : NULL;
         Py_XDECREF(m);
-        if (out == NULL) goto fail;
-        if (!PyBytes_Check(out)) { Py_DECREF(out); PyErr_SetString(PyExc_TypeError, "side"); goto fail; }
+        if (out == NULL) return -1;
+        if (!PyBytes_Check(out)) { Py_DECREF(out); PyErr_SetString(PyExc_TypeError, "side"); return -1; }
         Py_SETREF(d->buf, out);
     }
+    return 0;
+}
+
+/* WalkDecoder(data, engine, max_size, range=False): the head read. */
+static PyObject *wdec_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *data, *engine, *max_size;
+    int range = 0;
+    if (!PyArg_ParseTuple(args, "O!OO|p", &PyBytes_Type, &data, &engine, &max_size, &range)) return NULL;
+    WDec *d = (WDec *)type->tp_alloc(type, 0);
+    if (d == NULL) return NULL;
+    if (wdec_start(d, data, engine, max_size, range) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
     return (PyObject *)d;
-fail:
-    Py_DECREF(d);
-    return NULL;
 }
 
 static PyObject *wdec_peek(WDec *d, PyObject *arg) {
@@ -1804,6 +1827,10 @@ static void program_dealloc(Program *p) {
     }
     PyMem_Free(p->nodes);
     Py_XDECREF(p->engine);
+    Py_XDECREF(p->spare[0]);
+    Py_XDECREF(p->spare[1]);
+    PyMem_Free(p->obuf);
+    Py_XDECREF(p->dspare);
     Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
@@ -3411,9 +3438,21 @@ static PyObject *program_setup(Program *p, PyObject *const *args, Py_ssize_t nar
     Py_RETURN_NONE;
 }
 
-static WEnc *range_encoder(limb st, limb fr, limb T) {
-    WEnc *e = (WEnc *)PyObject_CallOneArg((PyObject *)&WEncType, Py_True);
-    if (e != NULL && rsym(e, st, fr, T) < 0) Py_CLEAR(e);
+/* A range coder holding the flag's symbol: the program's spare k, emptied, where reuse (a new
+ * reference either way). */
+static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag) {
+    WEnc *e = reuse ? (WEnc *)p->spare[k] : NULL;
+    if (e != NULL) {
+        Py_INCREF(e);
+        e->nsym = e->side_n = e->items = e->count = 0;
+    } else {
+        e = (WEnc *)PyObject_CallOneArg((PyObject *)&WEncType, Py_True);
+        if (e != NULL && reuse) {
+            Py_INCREF(e);
+            p->spare[k] = (PyObject *)e;
+        }
+    }
+    if (e != NULL && rsym(e, flag[0], flag[1], flag[2]) < 0) Py_CLEAR(e);
     return e;
 }
 
@@ -3426,29 +3465,38 @@ static PyObject *program_frame(Program *p, PyObject *const *args, Py_ssize_t nar
     }
     if (!p->ready) { PyErr_SetString(PyExc_TypeError, "frame() before setup()"); return NULL; }
     PyObject *v = args[0], *out = NULL;
-    WEnc *cm = range_encoder(p->on[0], p->on[1], p->on[2]), *g = NULL, *chosen;
-    if (cm == NULL) return NULL;
+    int reuse = !p->busy;
+    p->busy = 1;
+    WEnc *cm = range_encoder(p, 0, reuse, p->on), *g = NULL, *chosen;
+    RangeOut keep = {p->obuf, 0, p->ocap, 0, 0};
     int on = 1, rc;
+    if (cm == NULL) goto done;
     if (Py_EnterRecursiveCall(" in the learned-model walk")) goto done;
     if (p->both) {
-        g = range_encoder(p->off[0], p->off[1], p->off[2]);
+        g = range_encoder(p, 1, reuse, p->off);
         rc = g == NULL ? -1 : wenc_both(p, 0, v, g, cm, &on);
     } else {
         rc = wenc_node(p, 0, v, cm, 1);
         if (rc == 1) {  /* off the common path: the general rules */
             on = 0;
-            g = range_encoder(p->off[0], p->off[1], p->off[2]);
+            g = range_encoder(p, 1, reuse, p->off);
             rc = g == NULL ? -1 : wenc_node(p, 0, v, g, 0);
         }
     }
     Py_LeaveRecursiveCall();
     if (rc < 0) goto done;
     chosen = on ? cm : g;
-    PyObject *frame = range_payload(chosen, p->engine, PyBytes_AS_STRING(args[1]), PyBytes_GET_SIZE(args[1]));
+    PyObject *frame = range_payload(chosen, p->engine, PyBytes_AS_STRING(args[1]), PyBytes_GET_SIZE(args[1]),
+                                    reuse ? &keep : NULL);
+    if (reuse) {
+        p->obuf = keep.b;
+        p->ocap = keep.cap;
+    }
     if (frame != NULL) out = PyTuple_Pack(2, frame, on ? Py_True : Py_False);
     Py_XDECREF(frame);
 done:
-    Py_DECREF(cm);
+    if (reuse) p->busy = 0;
+    Py_XDECREF(cm);
     Py_XDECREF(g);
     return out;
 }
@@ -3460,12 +3508,21 @@ static PyObject *program_unframe(Program *p, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     if (!p->ready) { PyErr_SetString(PyExc_TypeError, "unframe() before setup()"); return NULL; }
-    PyObject *targs = Py_BuildValue("(OOOO)", args[0], p->engine, args[1], Py_True);
-    if (targs == NULL) return NULL;
-    WDec *d = (WDec *)wdec_new(&WDecType, targs, NULL);
-    Py_DECREF(targs);
-    if (d == NULL) return NULL;
+    int reuse = !p->dbusy;
+    WDec *d = reuse ? (WDec *)p->dspare : NULL;
+    if (d == NULL) {
+        d = (WDec *)WDecType.tp_alloc(&WDecType, 0);
+        if (d == NULL) return NULL;
+        if (reuse) {
+            Py_INCREF(d);
+            p->dspare = (PyObject *)d;
+        }
+    } else {
+        Py_INCREF(d);
+    }
+    p->dbusy = 1;
     PyObject *out = NULL;
+    if (wdec_start(d, args[0], p->engine, args[1], 1) < 0) goto done;
     limb T = p->on[2], s = d->rx / (d->rrng / T);
     if (s >= T) {
         derr("learned-model payload is not one this model writes (a slot past the total)");
@@ -3488,6 +3545,11 @@ static PyObject *program_unframe(Program *p, PyObject *const *args, Py_ssize_t n
         Py_XDECREF(r);
     }
 done:
+    if (reuse) {  /* the payload and side stream let go of until the next */
+        Py_CLEAR(d->data);
+        Py_CLEAR(d->buf);
+        p->dbusy = 0;
+    }
     Py_DECREF(d);
     return out;
 }
