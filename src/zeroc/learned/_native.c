@@ -1108,6 +1108,7 @@ typedef struct {
     PyObject *preds;          /* given: predicted values; prefixed: prefixes (by entry) */
     char *plain;              /* given: which predictions == tells apart (the common path's test) */
     Chars *chars;             /* chars: the tables */
+    Py_ssize_t konst[3];      /* categorical, rules: the entries of True, False and None, or -1 */
 } WNode;
 
 typedef struct {
@@ -1869,6 +1870,28 @@ static int index_arg(PyObject *o, Py_ssize_t n, Py_ssize_t *out, int optional) {
 
 /* Program(nodes): each node a tuple (kind, py node, esc, total, other, a, b, c, kids, extra);
  * zeroc/learned/_walk.py makes them, from a model the reader has checked. */
+/* The entries of True, False and None in a node's by_key dict (as_key's own keys for them, made
+ * once here), so that looking those values up calls no Python. */
+static int const_entries(WNode *w) {
+    PyObject *vals[3] = {Py_True, Py_False, Py_None};
+    if (H_as_key == NULL) { PyErr_SetString(PyExc_TypeError, "a program before bind()"); return -1; }
+    for (int j = 0; j < 3; j++) {
+        w->konst[j] = -1;
+        if (PyDict_GET_SIZE(w->by_key) == 0) continue;
+        PyObject *k = PyObject_CallOneArg(H_as_key, vals[j]);
+        if (k == NULL) return -1;
+        PyObject *r = PyDict_GetItemWithError(w->by_key, k);
+        Py_DECREF(k);
+        if (r == NULL) {
+            if (PyErr_Occurred()) return -1;
+            continue;
+        }
+        w->konst[j] = PyLong_AsSsize_t(r);
+        if (w->konst[j] < 0) { PyErr_Clear(); w->konst[j] = -1; }
+    }
+    return 0;
+}
+
 static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *list;
     if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &list)) return NULL;
@@ -1917,6 +1940,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             if (w->table->esc != esc || w->table->total != total) goto bad;
             w->sidx = str_index_new(w->by_str, w->table);
             if (w->sidx == NULL && PyErr_Occurred()) goto fail;
+            if (const_entries(w) < 0) goto fail;
             w->mutable_ = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 4));
             w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 5));
             break;
@@ -1993,6 +2017,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             if (!PyDict_Check(w->by_str) || !PyDict_Check(w->by_int) || !PyDict_Check(w->by_key)) goto bad;
             w->sidx = str_index_new(w->by_str, NULL);
             if (w->sidx == NULL && PyErr_Occurred()) goto fail;
+            if (const_entries(w) < 0) goto fail;
             GETREF(w->preds, PyTuple_GET_ITEM(extra, 3));
             Py_ssize_t np = PyTuple_GET_SIZE(w->preds);
             w->plain = PyMem_Calloc((size_t)(np ? np : 1), 1);
@@ -2210,6 +2235,10 @@ static int cat_find(WNode *w, PyObject *v, Hit *hit) {
         r = PyDict_GetItemWithError(w->by_str, v);
     } else if (PyLong_CheckExact(v)) {
         r = PyDict_GetItemWithError(w->by_int, v);
+    } else if (v == Py_True || v == Py_False || v == Py_None) {
+        hit->k = w->konst[v == Py_True ? 0 : v == Py_False ? 1 : 2];
+        if (hit->k < 0) return 0;
+        goto found;
     } else {
         if (PyDict_GET_SIZE(w->by_key) == 0) return 0;
         PyObject *k = PyObject_CallOneArg(H_as_key, v);
@@ -2220,6 +2249,7 @@ static int cat_find(WNode *w, PyObject *v, Hit *hit) {
     if (r == NULL) return PyErr_Occurred() ? -1 : 0;
     hit->k = PyLong_AsSsize_t(r);
     if (hit->k == -1 && PyErr_Occurred()) return -1;
+found:
     if (w->table != NULL) {
         hit->start = w->table->ent[hit->k].start;
         hit->freq = ent_freq(&w->table->ent[hit->k]);
@@ -2239,8 +2269,12 @@ static int shape_match(WNode *w, PyObject *v, Py_ssize_t *at) {
         PyObject *lit = PyTuple_GET_ITEM(w->literals, j);
         Py_ssize_t ln = PyUnicode_GET_LENGTH(lit);
         if (pos + ln > len) return 0;
-        for (Py_ssize_t q = 0; q < ln; q++)
-            if (PyUnicode_READ(kind, data, pos + q) != PyUnicode_READ_CHAR(lit, q)) return 0;
+        if (kind == PyUnicode_1BYTE_KIND && PyUnicode_KIND(lit) == PyUnicode_1BYTE_KIND) {
+            if (memcmp((const Py_UCS1 *)data + pos, PyUnicode_1BYTE_DATA(lit), (size_t)ln) != 0) return 0;
+        } else {
+            for (Py_ssize_t q = 0; q < ln; q++)
+                if (PyUnicode_READ(kind, data, pos + q) != PyUnicode_READ_CHAR(lit, q)) return 0;
+        }
         pos += ln;
         if (j == m) break;
         Py_ssize_t s = pos;
@@ -2256,14 +2290,15 @@ static int shape_match(WNode *w, PyObject *v, Py_ssize_t *at) {
     return pos == len;
 }
 
-/* Words.parts, for a text Words.fits accepts: the part bounds, 2 per part, in a buffer the
- * caller frees; the count in *np. */
-static Py_ssize_t *word_parts(WNode *w, PyObject *v, Py_ssize_t *np) {
+/* Words.parts, for a text Words.fits accepts: the part bounds, 2 per part, in stack (room for
+ * WORDS_ON_STACK parts) or a buffer the caller frees when it is not stack; the count in *np. */
+#define WORDS_ON_STACK 16
+
+static Py_ssize_t *word_parts(WNode *w, PyObject *v, Py_ssize_t *np, Py_ssize_t *stack) {
     int kind = PyUnicode_KIND(v);
     const void *data = PyUnicode_DATA(v);
-    Py_ssize_t len = PyUnicode_GET_LENGTH(v), cap = 16, n = 0, pos = 0;
-    Py_ssize_t *at = PyMem_Malloc((size_t)cap * 2 * sizeof(Py_ssize_t));
-    if (at == NULL) { PyErr_NoMemory(); return NULL; }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(v), cap = WORDS_ON_STACK, n = 0, pos = 0;
+    Py_ssize_t *at = stack;
     while (pos < len) {
         Py_ssize_t s = pos;
         Py_UCS4 c = PyUnicode_READ(kind, data, pos);
@@ -2280,8 +2315,14 @@ static Py_ssize_t *word_parts(WNode *w, PyObject *v, Py_ssize_t *np) {
         }
         if (n == cap) {
             cap *= 2;
-            Py_ssize_t *b = PyMem_Realloc(at, (size_t)cap * 2 * sizeof(Py_ssize_t));
-            if (b == NULL) { PyMem_Free(at); PyErr_NoMemory(); return NULL; }
+            Py_ssize_t *b = PyMem_Malloc((size_t)cap * 2 * sizeof(Py_ssize_t));
+            if (b == NULL) {
+                if (at != stack) PyMem_Free(at);
+                PyErr_NoMemory();
+                return NULL;
+            }
+            memcpy(b, at, (size_t)n * 2 * sizeof(Py_ssize_t));
+            if (at != stack) PyMem_Free(at);
             at = b;
         }
         at[2 * n] = s;
@@ -2683,14 +2724,15 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
     case K_WORDS: {
         if (!words_fit(w, v)) break;
         Py_ssize_t np;
-        Py_ssize_t *at = word_parts(w, v, &np);
+        Py_ssize_t stack[2 * WORDS_ON_STACK];
+        Py_ssize_t *at = word_parts(w, v, &np, stack);
         if (at == NULL) return -1;
         int rc = c ? 0 : wput(e, w->esc, w->total - w->esc, w->total);
         if (rc == 0) rc = wenc_int(p, w->a, np, e, c);
         if (c) e->items += np;
         for (Py_ssize_t j = 0; j < np && rc == 0; j++)
             rc = wenc_sub(p, w->kids[j < w->nkids ? j : w->nkids - 1], v, at[2 * j], at[2 * j + 1], e, c);
-        PyMem_Free(at);
+        if (at != stack) PyMem_Free(at);
         return rc;
     }
     case K_OBJECT: {
@@ -2841,14 +2883,15 @@ static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, i
     case K_WORDS: {
         if (!words_fit(w, v)) break;
         Py_ssize_t np;
-        Py_ssize_t *at = word_parts(w, v, &np);
+        Py_ssize_t stack[2 * WORDS_ON_STACK];
+        Py_ssize_t *at = word_parts(w, v, &np, stack);
         if (at == NULL) return -1;
         int rc = both_hit(w, g);
         if (rc == 0) rc = both_int(p, w->a, np, g, cm, alive);
         cm->items += np;
         for (Py_ssize_t j = 0; j < np && rc == 0; j++)
             rc = both_sub(p, w->kids[j < w->nkids ? j : w->nkids - 1], v, at[2 * j], at[2 * j + 1], g, cm, alive);
-        PyMem_Free(at);
+        if (at != stack) PyMem_Free(at);
         return rc;
     }
     case K_ARRAY: {
