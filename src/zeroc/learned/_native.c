@@ -2526,19 +2526,29 @@ static PyObject *sum_value(WNode *w, PyObject *src) {
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(src); j++) {
         PyObject *x = PyList_GET_ITEM(src, j);
         if (!PyDict_CheckExact(x)) goto python;
-        PyObject *a = PyDict_GetItemWithError(x, w->prefix), *b = a ? PyDict_GetItemWithError(x, w->suffix) : NULL;
-        if (b == NULL) {
-            if (PyErr_Occurred()) return NULL;
-            return NULL;  /* a KeyError in compute: no prediction */
-        }
-        int af = PyFloat_CheckExact(a), bf = PyFloat_CheckExact(b);
-        if ((!af && !PyLong_CheckExact(a)) || (!bf && !PyLong_CheckExact(b))) goto python;
+        Py_INCREF(x);  /* x, a and b held: a lookup may run Python code that changes them */
+        PyObject *a = PyDict_GetItemWithError(x, w->prefix);
+        if (a == NULL) { Py_DECREF(x); return NULL; }  /* an error, or a KeyError: no prediction */
+        Py_INCREF(a);
+        PyObject *b = PyDict_GetItemWithError(x, w->suffix);
+        Py_XINCREF(b);
+        Py_DECREF(x);
+        int af = b && PyFloat_CheckExact(a), bf = b && PyFloat_CheckExact(b), exact = 0, overflow = 0;
         long long ai = 0, bi = 0;
-        int overflow = 0;
-        if (!af && ((ai = PyLong_AsLongLongAndOverflow(a, &overflow)), overflow)) goto python;
-        if (!bf && ((bi = PyLong_AsLongLongAndOverflow(b, &overflow)), overflow)) goto python;
+        double ad = 0.0, bd = 0.0;
+        if (b != NULL && (af || PyLong_CheckExact(a)) && (bf || PyLong_CheckExact(b))) {
+            exact = 1;
+            if (af) ad = PyFloat_AS_DOUBLE(a);
+            else ai = PyLong_AsLongLongAndOverflow(a, &overflow);
+            if (bf) bd = PyFloat_AS_DOUBLE(b);
+            else if (!overflow) bi = PyLong_AsLongLongAndOverflow(b, &overflow);
+        }
+        Py_DECREF(a);
+        Py_XDECREF(b);
+        if (b == NULL) return NULL;  /* an error, or a KeyError: no prediction */
+        if (!exact || overflow) goto python;
         if (af || bf) {  /* Python's int * float: the int as the nearest double */
-            volatile double prod = (af ? PyFloat_AS_DOUBLE(a) : (double)ai) * (bf ? PyFloat_AS_DOUBLE(b) : (double)bi);
+            volatile double prod = (af ? ad : (double)ai) * (bf ? bd : (double)bi);
             ftotal = (isfloat ? ftotal : (double)itotal) + prod;  /* volatile: no fused multiply-add */
             isfloat = 1;
         } else {

@@ -32,25 +32,8 @@ except ImportError:  # built without a C compiler: the nodes walk in Python
     _native = None  # type: ignore[assignment]
 
 # Kinds of program nodes (_native.c's K_*).
-(
-    PY,
-    RAW,
-    CAT,
-    RANGE,
-    MAG,
-    DEC,
-    TEMPLATE,
-    SHAPE,
-    WORDS,
-    OBJECT,
-    ARRAY,
-    MAP,
-    GIVEN,
-    PREFIXED,
-    CHARS,
-    AFFIX,
-    SUM,
-) = range(17)
+PY, RAW, CAT, RANGE, MAG, DEC, TEMPLATE, SHAPE, WORDS = range(9)
+OBJECT, ARRAY, MAP, GIVEN, PREFIXED, CHARS, AFFIX, SUM = range(9, 17)
 DIRECT = 1 << 12  # categoricals with at most this many slots get a slot -> entry array
 
 _I64 = 1 << 63
@@ -223,12 +206,6 @@ class Walk:
         self.side = side
         if self.range:
             self.program.setup(self.on, self.off, side, self.both)
-
-    def frame(self, value: Any, head: bytes) -> tuple[bytes, bool]:
-        """Format 6 and later: ``head`` then the payload of ``value`` (its common path's where it
-        stays on it, walking both paths at once where ``both``), and whether it stayed."""
-        out: tuple[bytes, bool] = self.program.frame(value, head)
-        return out
 
     def encode_common(self, value: Any) -> bytes | None:
         enc = _native.WalkEncoder(True)
