@@ -217,7 +217,8 @@ class Codec:
         model = self._encode_model
         self._frame = model._frame if model is not None and self.schema is None and not checksum else None
         self._frame_head = b"" if self._bare else self._learned_head
-        self._short = sys.maxsize if self._bare else len(self._frame_head) + LEARNED_RECHECK
+        self._head_len = len(self._frame_head)
+        self._short = sys.maxsize if self._bare else self._head_len + LEARNED_RECHECK
 
     # -- frames --------------------------------------------------------------------------
     def encode(self, value: Any) -> bytes:
@@ -232,11 +233,11 @@ class Codec:
             model = self._encode_model
             assert model is not None
             model.seen += 1
-            model.bits += 8 * (len(out) - len(self._frame_head))
+            model.bits += 8 * (len(out) - self._head_len)
             model.misses += not on
             if len(out) <= self._short or self._skip_recheck():
                 return out
-            return self._encode_rechecked(value, out[len(self._frame_head) :])
+            return self._encode_rechecked(value, out[self._head_len :])
         if self._encode_model is not None:
             if self._bare:
                 return self._encode_bare(value)

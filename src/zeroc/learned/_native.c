@@ -798,7 +798,7 @@ off:
 
 static PyObject *H_fastloads, *H_dumps, *H_loads, *H_as_key, *H_copy, *H_number, *H_block, *H_side, *H_DecodeError, *H_Off, *H_Limit;
 static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *S_encode_common, *S_decode_common,
-    *S_encode_common_in, *S_decode_common_in, *S_compress, *ZERO;
+    *S_encode_common_in, *S_decode_common_in, *S_compress;
 
 #define BLOCK_BITS 2048
 #define BLOCK_BYTES 288
@@ -1868,8 +1868,6 @@ static int index_arg(PyObject *o, Py_ssize_t n, Py_ssize_t *out, int optional) {
 
 #define GETREF(dst, src) do { dst = (src); Py_INCREF(dst); } while (0)
 
-/* Program(nodes): each node a tuple (kind, py node, esc, total, other, a, b, c, kids, extra);
- * zeroc/learned/_walk.py makes them, from a model the reader has checked. */
 /* The entries of True, False and None in a node's by_key dict (as_key's own keys for them, made
  * once here), so that looking those values up calls no Python. */
 static int const_entries(WNode *w) {
@@ -1892,6 +1890,8 @@ static int const_entries(WNode *w) {
     return 0;
 }
 
+/* Program(nodes): each node a tuple (kind, py node, esc, total, other, a, b, c, kids, extra);
+ * zeroc/learned/_walk.py makes them, from a model the reader has checked. */
 static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *list;
     if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &list)) return NULL;
@@ -2574,6 +2574,13 @@ python:
     }
 }
 
+/* The prediction of a rule computed from its source (affix, sum): a new reference, or NULL with
+ * no error where it has none. */
+#define COMPUTED(kind) ((kind) == K_AFFIX || (kind) == K_SUM)
+static PyObject *computed(WNode *w, PyObject *src) {
+    return w->kind == K_SUM ? sum_value(w, src) : affix_text(w, src);
+}
+
 /* as_key(p) == as_key(v) for an int or float prediction p (the general rules' sameness), or, on
  * the common path, type(v) is type(p) and v == p != 0. */
 static int sum_holds(PyObject *p, PyObject *v, int c) {
@@ -2593,20 +2600,14 @@ static int wenc_rule(Program *p, Py_ssize_t i, PyObject *v, PyObject *src, WEnc 
     WNode *w = &p->nodes[i];
     int holds;
     Py_ssize_t plen = 0;
-    if (w->kind == K_SUM) {  /* always a prediction (or none that holds) */
-        PyObject *t = sum_value(w, src);
+    if (COMPUTED(w->kind)) {  /* always a prediction (or none that holds) */
+        PyObject *t = computed(w, src);
         if (t == NULL && PyErr_Occurred()) return -1;
-        holds = t != NULL ? sum_holds(t, v, c) : 0;
+        if (t == NULL) holds = 0;
+        else if (w->kind == K_SUM) holds = sum_holds(t, v, c);
+        else holds = PyUnicode_CheckExact(v) && PyUnicode_Compare(v, t) == 0;  /* v must be that text */
         Py_XDECREF(t);
-        if (holds < 0) return -1;
-        goto code;
-    }
-    if (w->kind == K_AFFIX) {  /* always a prediction (or none that holds): v must be that text */
-        PyObject *t = affix_text(w, src);
-        if (t == NULL && PyErr_Occurred()) return -1;
-        holds = t != NULL && PyUnicode_CheckExact(v) && PyUnicode_Compare(v, t) == 0;
-        Py_XDECREF(t);
-        if (PyErr_Occurred()) return -1;
+        if (holds < 0 || PyErr_Occurred()) return -1;
         goto code;
     }
     Hit h;
@@ -3095,7 +3096,7 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
     WNode *w = &p->nodes[i];
     limb s;
     Hit h = {0, 0, 0};
-    int found = w->kind == K_AFFIX || w->kind == K_SUM ? 1 : cat_find(w, src, &h);
+    int found = COMPUTED(w->kind) ? 1 : cat_find(w, src, &h);
     if (found < 0) return NULL;
     if (!found) return wdec_node(p, w->other, d, c);
     Py_ssize_t k = h.k;
@@ -3107,16 +3108,9 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
         }
         if (wtake(d, s, w->esc, w->total - w->esc, w->total) < 0) return NULL;
     }
-    if (w->kind == K_SUM) {
-        PyObject *t = sum_value(w, src);
-        int zero = t != NULL && c ? !PyObject_IsTrue(t) : 0;  /* 0 and 0.0: never on the common path */
-        if (zero) Py_CLEAR(t);
-        if (t == NULL && !PyErr_Occurred())
-            derr(c ? "a predicted field has no prediction on the common path" : "a predicted field has no prediction");
-        return t;
-    }
-    if (w->kind == K_AFFIX) {
-        PyObject *t = affix_text(w, src);
+    if (COMPUTED(w->kind)) {
+        PyObject *t = computed(w, src);
+        if (t != NULL && c && w->kind == K_SUM && !PyObject_IsTrue(t)) Py_CLEAR(t);  /* 0: never common */
         if (t == NULL && !PyErr_Occurred())
             derr(c ? "a predicted field has no prediction on the common path" : "a predicted field has no prediction");
         return t;
@@ -3691,14 +3685,13 @@ PyMODINIT_FUNC PyInit__native(void) {
     S_encode_common_in = PyUnicode_InternFromString("encode_common_in");
     S_decode_common_in = PyUnicode_InternFromString("decode_common_in");
     S_compress = PyUnicode_InternFromString("compress");
-    ZERO = PyLong_FromLong(0);
     PyObject *seed = PyUnicode_FromString("zeroc.learned string index");
     Py_hash_t sh = seed ? PyObject_Hash(seed) : -1;
     Py_XDECREF(seed);
     if (sh == -1) return NULL;
     str_seed = (uint64_t)sh * 0x9e3779b97f4a7c15ULL;
     if (!S_encode || !S_decode || !S_encode_in || !S_decode_in || !S_encode_common || !S_decode_common ||
-        !S_encode_common_in || !S_decode_common_in || !S_compress || !ZERO)
+        !S_encode_common_in || !S_decode_common_in || !S_compress)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
