@@ -1,6 +1,7 @@
 """Learned field models (issue 6, first part): exact coder, exact round trips, escapes, fuzz."""
 
 import random
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -194,6 +195,31 @@ def test_mutated_payloads_of_magnitudes_raise_only_zeroc_errors() -> None:
             _COUNTS.decode(bytes(b))
         except ZerocError:
             pass
+
+
+def test_ids_that_grow_across_batches_of_messages_are_magnitudes_not_ranges() -> None:
+    """Samples that are batches of consecutive messages (overlapping windows, as a model for
+    one-message-or-many is trained) rise within each batch and fall back at the next: the ids
+    still grow, and later ones must not leave a range for JSON text in the side stream."""
+    from zeroc.learned._learner import growing
+    from zeroc.learned._nodes import IntRange, walk
+
+    def order(i: int) -> dict[str, object]:
+        return {"id": f"ORD-{1_000_000 + i}", "n": i % 7}
+
+    batches = [[order(j) for j in range(i, i + 1 + i % 16)] for i in range(0, 1600, 4)]
+    ids = [int(str(o["id"])[4:]) for b in batches for o in b]
+    assert sum(b > a for a, b in pairwise(ids)) < 0.9 * (len(ids) - 1)  # not one rising run
+    assert growing(ids)
+    rng = random.Random(3)
+    assert not growing([rng.randrange(10**6) for _ in range(400)])  # spread, not growing
+    assert not growing(sorted(rng.randrange(10**6) for _ in range(4)))  # too few to say
+    model = Model.learn(batches)
+    assert not any(isinstance(n, IntRange) for n in walk(model.root))  # no range to leave
+    later = [order(j) for j in range(5_000, 6_500)]  # one message of 1,500, past every id seen
+    payload = model.encode(later)
+    assert len(payload) < 1500 * 4  # 3.3 B an order; a range left for JSON text made it 9.8
+    assert model.decode(payload) == later
 
 
 @pytest.mark.parametrize(

@@ -403,9 +403,18 @@ def _chars(values: list[Any]) -> Chars:
 
 
 def growing(values: list[int]) -> bool:
-    """Whether integers rise from sample to sample (at least 90% of steps; 8 values or more)."""
+    """Whether integers rise along the samples (8 values or more): from one to the next (at least
+    90% of steps), or, where the samples are batches of consecutive messages (windows that each
+    rise and overlap), from the first quarter to the last (all but a tenth of the last above all
+    but a tenth of the first)."""
     steps = len(values) - 1
-    return steps >= 7 and sum(b > a for a, b in pairwise(values)) >= 0.9 * steps
+    if steps < 7:
+        return False
+    if sum(b > a for a, b in pairwise(values)) >= 0.9 * steps:
+        return True
+    quarter = len(values) // 4
+    first, last = sorted(values[:quarter]), sorted(values[-quarter:])
+    return last[quarter // 10] > first[-1 - quarter // 10]
 
 
 def decimal_scale(values: list[float]) -> int | None:
