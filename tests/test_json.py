@@ -36,6 +36,72 @@ def test_nonfinite_and_big_ints_survive(value: list[object]) -> None:
     assert same(loads(dumps(value)), value)
 
 
+class _Mapping(dict):  # type: ignore[type-arg]
+    """A dict subclass that lies about its values: orjson reads the stored ones, as the walks do."""
+
+    def values(self):  # type: ignore[no-untyped-def]
+        return []
+
+
+_with_nonfinite = st.recursive(
+    json_values | nonfinite | st.just(float("nan")),
+    lambda children: (
+        st.lists(children, max_size=6)
+        | st.tuples(children, children)
+        | st.dictionaries(st.text(max_size=3), children, max_size=6)
+        | st.dictionaries(st.text(max_size=3), children, max_size=3).map(_Mapping)
+    ),
+    max_leaves=60,
+)
+
+
+@settings(max_examples=400)
+@given(_with_nonfinite)
+def test_the_c_walk_finds_what_the_python_walk_finds(value: object) -> None:
+    """zeroc._finite (C, built with the package) and the pure-Python fallback agree on every
+    value, wherever a NaN or an infinity sits, and the text round-trips either way."""
+    from zeroc import _finite
+    from zeroc._json import _has_nonfinite, _walk_nonfinite
+
+    assert _has_nonfinite is _finite.has_nonfinite  # the build made it: make test reinstalls
+    held = _containers(value)
+    expected = any(isinstance(v, float) and not math.isfinite(v) for v in held)
+    assert _finite.has_nonfinite(value) is expected
+    if not any(isinstance(v, _Mapping) for v in held):  # its values() hides what it stores
+        assert _walk_nonfinite(value) is expected
+        assert same(loads(dumps(value)), _listed(value))
+
+
+def _containers(value: object) -> list[object]:
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        out.append(v)
+        if isinstance(v, dict):
+            stack.extend(v.values() if not isinstance(v, _Mapping) else dict.values(v))
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return out
+
+
+def _listed(value: object) -> object:
+    """``value`` as JSON gives it back: tuples as lists."""
+    if isinstance(value, dict):
+        return {k: _listed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_listed(v) for v in value]
+    return value
+
+
+def test_a_deep_wide_value_is_walked_without_recursion() -> None:
+    from zeroc import _finite
+
+    value: object = [0.5] * 10_000 + [float("-inf")]
+    for _ in range(200):
+        value = {"a": value, "b": [1, None]}
+    assert _finite.has_nonfinite(value) and not _finite.has_nonfinite([[1.0] * 10_000] * 100)
+
+
 def test_fast_path_is_compact_json_and_exact_path_is_marked() -> None:
     assert dumps({"a": [1, 2.5, "é"]}) == '{"a":[1,2.5,"é"]}'.encode()
     big = dumps({"n": 2**70})

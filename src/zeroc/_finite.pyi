@@ -1,0 +1,3 @@
+from typing import Any
+
+def has_nonfinite(value: Any, /) -> bool: ...
