@@ -825,3 +825,37 @@ def test_models_past_what_their_code_can_nest_or_hold_are_refused_and_never_lear
     samples = [nest(40, i % 3) for i in range(80)]
     codec = Codec(zeroc.train(samples, candidates=LEARNED))
     assert all(codec.decode(codec.encode(s)) == s for s in samples)
+
+
+def test_long_payloads_are_compared_with_zstd_by_bytes_not_by_count() -> None:
+    """A learned payload past 64 bytes is compared with zstd + dictionary while the codec learns
+    whether that pays, then for one in 128 of the bytes: a batch of 100 orders as one message is
+    compared as rarely as 100 orders would be, and every frame still decodes exactly."""
+    orders = generate("order", 4000, seed=11)
+    batches = [orders[i : i + 1 + i % 16] for i in range(0, 1600, 4)]
+    codec = Codec(zeroc.train(batches, candidates=LEARNED))
+    compared: list[int] = []
+    recheck = codec._recheck
+
+    class Spy:
+        def compress(self, data: bytes) -> tuple[int, bytes]:
+            compared.append(len(data))
+            return recheck.compress(data)
+
+    codec._recheck = Spy()  # type: ignore[assignment]
+    big = [orders[2000 + 100 * k : 2100 + 100 * k] for k in range(20)]
+    frames = [codec.encode(b) for b in big[:2] for _ in range(15)]
+    size = len(frames[0]) - 1
+    assert frames[0][0] & 7 == 4 and size > 1024  # learned, long
+    trials = len(compared)
+    sent = [len(f) - 1 for f in frames[:trials]]
+    assert trials < 32 and sum(sent[:-1]) < 32 << 10 <= sum(sent)  # 32 KiB of payloads end the trials
+    frames += [codec.encode(b) for b in big[2:] for _ in range(15)]
+    assert len(compared) - trials <= (300 - trials) // 128 + 1  # then one in 128 of the bytes
+    before = len(compared)
+    small = [orders[3000 + k : 3001 + k % 3] for k in range(900)]
+    for b in small:
+        codec.encode(b)
+    assert len(compared) - before <= 2  # small ones add to the count by their bytes only
+    for b, f in zip(big, frames[::15], strict=True):
+        assert codec.decode(f) == b

@@ -32,11 +32,14 @@ _FAMILY = {Method.ZSTD_BLOCK: "zstd", Method.ZSTD_FRAME: "zstd", Method.DEFLATE:
 # A learned payload longer than this is compared with zstd + dictionary (messages off the model).
 LEARNED_RECHECK = 64
 # For format-6 models the codec learns whether that pays: the first RECHECK_TRIALS long payloads
-# are all compared, and after that only one in RECHECK_EVERY unless zstd saved at least
-# 1/RECHECK_SAVES of the bytes of the payloads compared (zstd of every message cost more than the
-# model's coding; it saved 0.1-0.2% on faker records, 5% on AWS operations, where the model is
-# far from the traffic).
+# (or fewer, once RECHECK_TRIAL_BYTES of them were compared) are all compared, and after that one
+# in RECHECK_EVERY of their bytes -- a payload when those sent since the last comparison reach
+# RECHECK_EVERY times its length -- unless zstd saved at least 1/RECHECK_SAVES of the bytes of
+# the payloads compared (zstd of every message cost more than the model's coding; it saved
+# 0.1-0.2% on faker records, 5% on AWS operations, where the model is far from the traffic).
+# Counted in bytes, a batch of 1,500 orders as one message is compared as rarely as 1,500 orders.
 RECHECK_TRIALS = 32
+RECHECK_TRIAL_BYTES = 32 << 10
 RECHECK_EVERY = 128
 RECHECK_SAVES = 100
 # Format-6 side streams shorter than this are compressed at level SIDE_FAST_LEVEL at most: zstd-19
@@ -210,7 +213,7 @@ class Codec:
             self._expected_bits = float(dictionary.validation.get("model", {}).get("bits_per_message", 0.0))
         # Long payloads compared with zstd, and how often zstd was smaller (format 6: see above).
         self._sampled = self._model is not None and self._model.version >= 6
-        self._long = self._checked = self._saved = 0
+        self._long = self._checked = self._saved = self._due = 0
         # Learned frames in one call (Model._frame) where nothing else needs the value: no
         # schema to convert or check it, no checksum of its serialization. Frames up to _short
         # bytes go out unchecked (bare ones always).
@@ -235,7 +238,7 @@ class Codec:
             model.seen += 1
             model.bits += 8 * (len(out) - self._head_len)
             model.misses += not on
-            if len(out) <= self._short or self._skip_recheck():
+            if len(out) <= self._short or self._skip_recheck(len(out) - self._head_len):
                 return out
             return self._encode_rechecked(value, out[self._head_len :])
         if self._encode_model is not None:
@@ -286,7 +289,7 @@ class Codec:
             payload = self._encode_bare(value)
         except LimitExceeded:  # too many fields for the model's coder: zstd takes the value
             payload = None
-        if payload is not None and (len(payload) <= LEARNED_RECHECK or self._skip_recheck()):
+        if payload is not None and (len(payload) <= LEARNED_RECHECK or self._skip_recheck(len(payload))):
             if not self.checksum:
                 return self._learned_head + payload
             crc = crc32(_json.dumps(self._as_value(value))).to_bytes(4, "little")
@@ -316,16 +319,21 @@ class Codec:
             return self._heads[method] + crc32(data).to_bytes(4, "little") + packed
         return self._heads[method] + packed
 
-    def _skip_recheck(self) -> bool:
-        """Whether a long learned payload goes out without comparing it with zstd (format 6:
-        where zstd has rarely been smaller). Counters are shared by threads without a lock: a
-        lost update only moves a sample."""
+    def _skip_recheck(self, size: int) -> bool:
+        """Whether a long learned payload of ``size`` bytes goes out without comparing it with
+        zstd (format 6: where zstd has rarely been smaller). Counters are shared by threads
+        without a lock: a lost update only moves a sample."""
         if not self._sampled:
             return False
         self._long += 1
-        if self._long <= RECHECK_TRIALS or self._saved * RECHECK_SAVES >= self._checked:
+        trial = self._long <= RECHECK_TRIALS and self._checked < RECHECK_TRIAL_BYTES
+        if trial or self._saved * RECHECK_SAVES >= self._checked:
             return False
-        return self._long % RECHECK_EVERY != 0
+        self._due += size
+        if self._due < RECHECK_EVERY * size:
+            return True
+        self._due = 0
+        return False
 
     def drift(self) -> dict[str, Any]:
         """How this codec's learned model fares on the messages it encoded: ``ratio`` is the
