@@ -954,11 +954,18 @@ typedef struct {
 } CharTab;
 _Static_assert(sizeof(CharTab) == 64, "a chars table is one cache line");
 
+/* A table's rows, in symbol order, each one word: the row's first slot above the symbol
+ * (start << CHAR_SHIFT | symbol; starts are below 2^41), then one more word holding the total,
+ * so a row's frequency is the next word's start: a symbol's start, frequency and byte are read
+ * from one or two adjacent words, mostly one cache line (three arrays took three). */
+#define CHAR_SHIFT 16
 typedef struct {
     CharTab tab[CHAR_BASE + 1];
-    limb *start, *freq;       /* rows of all tables, table by table */
-    uint16_t *sym;
+    uint64_t *rows;           /* rows of all tables, table by table, each table's ending in its total */
 } Chars;
+
+static inline limb row_start(uint64_t w) { return (limb)(w >> CHAR_SHIFT); }
+static inline int row_sym(uint64_t w) { return (int)(w & 0xffff); }
 
 static inline int char_has(const CharTab *t, int x) { return (int)((t->bits[x >> 6] >> (x & 63)) & 1); }
 
@@ -1000,9 +1007,7 @@ static inline int32_t char_row(const CharTab *t, int x) {
 
 static void chars_free(Chars *c) {
     if (c == NULL) return;
-    PyMem_Free(c->start);
-    PyMem_Free(c->freq);
-    PyMem_Free(c->sym);
+    PyMem_Free(c->rows);
     PyMem_Free(c);
 }
 
@@ -1014,7 +1019,7 @@ static int chars_table(Chars *c, int at, PyObject *t, int32_t *rows, int32_t cap
     if (!PyTuple_Check(syms) || !PyTuple_Check(counts) || PyTuple_GET_SIZE(syms) != PyTuple_GET_SIZE(counts)) goto bad;
     Py_ssize_t n = PyTuple_GET_SIZE(syms);
     CharTab *tab = &c->tab[at];
-    if (n < 1 || n > CHAR_BYTES || tab->n != 0 || *rows + n > cap) goto bad;
+    if (n < 1 || n > CHAR_BYTES || tab->n != 0 || *rows + n + 1 > cap) goto bad;
     unsigned long long esc = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t, 0));
     if (PyErr_Occurred()) return -1;
     if (esc < 1 || esc > RANGE_DIRECT) goto bad;
@@ -1030,13 +1035,11 @@ static int chars_table(Chars *c, int at, PyObject *t, int32_t *rows, int32_t cap
         if (x <= last || x > CHAR_END || f < 1 || f > RANGE_DIRECT) goto bad;
         last = (int)x;
         tab->bits[x >> 6] |= (uint64_t)1 << (x & 63);
-        c->sym[*rows] = (uint16_t)x;
-        c->start[*rows] = pos;
-        c->freq[*rows] = f;
+        c->rows[(*rows)++] = (uint64_t)pos << CHAR_SHIFT | (uint64_t)x;
         pos += f;
-        ++*rows;
         if (pos > RANGE_DIRECT) goto bad;
     }
+    c->rows[(*rows)++] = (uint64_t)pos << CHAR_SHIFT;  /* the end of the last row */
     tab->total = pos;
     tab->below64 = (uint8_t)pop64(tab->bits[0]);
     return 0;
@@ -1054,13 +1057,11 @@ static Chars *chars_new(PyObject *extra) {
     PyObject *tables = PyTuple_GET_ITEM(extra, 0), *base = PyTuple_GET_ITEM(extra, 1);
     Py_ssize_t nt = PyTuple_GET_SIZE(tables);
     if (nt > CHAR_BYTES) { PyErr_SetString(PyExc_ValueError, "a malformed chars node"); return NULL; }
-    int32_t cap = (int32_t)((nt + 1) * CHAR_BYTES), rows = 0;
+    int32_t cap = (int32_t)((nt + 1) * (CHAR_BYTES + 1)), rows = 0;
     Chars *c = PyMem_Calloc(1, sizeof(Chars));
     if (c == NULL) { PyErr_NoMemory(); return NULL; }
-    c->start = PyMem_Calloc((size_t)cap, sizeof(limb));
-    c->freq = PyMem_Calloc((size_t)cap, sizeof(limb));
-    c->sym = PyMem_Calloc((size_t)cap, sizeof(uint16_t));
-    if (c->start == NULL || c->freq == NULL || c->sym == NULL) { chars_free(c); PyErr_NoMemory(); return NULL; }
+    c->rows = PyMem_Calloc((size_t)cap, sizeof(uint64_t));
+    if (c->rows == NULL) { chars_free(c); PyErr_NoMemory(); return NULL; }
     for (Py_ssize_t j = 0; j < nt; j++) {
         PyObject *t = PyTuple_GET_ITEM(tables, j);
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) { PyErr_SetString(PyExc_ValueError, "a malformed chars table"); chars_free(c); return NULL; }
@@ -2413,15 +2414,17 @@ static int wenc_chars(const Chars *ch, const unsigned char *s, Py_ssize_t n, WEn
         before = x;
         if (t->n) {
             if (char_has(t, x)) {
-                int32_t r = char_row(t, x);
-                if (wput(e, ch->start[r], ch->freq[r], t->total) < 0) return -1;
+                const uint64_t *w = ch->rows + char_row(t, x);
+                limb st = row_start(w[0]);
+                if (wput(e, st, row_start(w[1]) - st, t->total) < 0) return -1;
                 continue;
             }
             if (wput(e, 0, t->esc, t->total) < 0) return -1;
         }
         if (char_has(base, x)) {
-            int32_t r = char_row(base, x);
-            if (wput(e, ch->start[r], ch->freq[r], base->total) < 0) return -1;
+            const uint64_t *w = ch->rows + char_row(base, x);
+            limb st = row_start(w[0]);
+            if (wput(e, st, row_start(w[1]) - st, base->total) < 0) return -1;
         } else if (wput(e, 0, base->esc, base->total) < 0 || wput(e, (limb)x, 1, CHAR_BYTES) < 0) {
             return -1;
         }
@@ -3131,15 +3134,16 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
 }
 
 /* The row of table t whose slots hold s (t->esc <= s < t->total). */
-static inline int32_t char_find(const Chars *ch, const CharTab *t, limb s) {
-    const limb *row = ch->start + t->off;  /* the last row that starts at or below s: halving */
-    int32_t n = t->n;                      /* without a branch to mispredict (a cmov a step) */
+static inline const uint64_t *char_find(const Chars *ch, const CharTab *t, limb s) {
+    const uint64_t *row = ch->rows + t->off;  /* the last row that starts at or below s: halving */
+    uint64_t key = (uint64_t)s << CHAR_SHIFT | 0xffff;
+    int32_t n = t->n;                         /* without a branch to mispredict (a cmov a step) */
     while (n > 1) {
         int32_t half = n / 2;
-        row = row[half] <= s ? row + half : row;
+        row = row[half] <= key ? row + half : row;
         n -= half;
     }
-    return (int32_t)(row - ch->start);
+    return row;
 }
 
 /* A string through a chars node's tables, up to its end symbol (spec §2, Characters). */
@@ -3156,9 +3160,10 @@ static PyObject *wdec_chars(const Chars *ch, WDec *d) {
         if (t->n) {
             if (wslot(d, t->total, &s) < 0) goto done;
             if (s >= t->esc) {
-                int32_t r = char_find(ch, t, s);
-                if (wtake(d, s, ch->start[r], ch->freq[r], t->total) < 0) goto done;
-                x = ch->sym[r];
+                const uint64_t *w = char_find(ch, t, s);
+                limb st = row_start(w[0]);
+                if (wtake(d, s, st, row_start(w[1]) - st, t->total) < 0) goto done;
+                x = row_sym(w[0]);
             } else if (wtake(d, s, 0, t->esc, t->total) < 0) {
                 goto done;
             }
@@ -3166,9 +3171,10 @@ static PyObject *wdec_chars(const Chars *ch, WDec *d) {
         if (x < 0) {
             if (wslot(d, base->total, &s) < 0) goto done;
             if (s >= base->esc) {
-                int32_t r = char_find(ch, base, s);
-                if (wtake(d, s, ch->start[r], ch->freq[r], base->total) < 0) goto done;
-                x = ch->sym[r];
+                const uint64_t *w = char_find(ch, base, s);
+                limb st = row_start(w[0]);
+                if (wtake(d, s, st, row_start(w[1]) - st, base->total) < 0) goto done;
+                x = row_sym(w[0]);
             } else {
                 if (wtake(d, s, 0, base->esc, base->total) < 0 || wslot(d, CHAR_BYTES, &s) < 0 ||
                     wtake(d, s, s, 1, CHAR_BYTES) < 0)
