@@ -33,3 +33,35 @@ def test_statsd_datagrams() -> None:
     assert "t.orders_any.zstd.bytes_before:1000|c" in packets
     assert "t.orders_any.zstd.bytes_after:250|c" in packets
     assert "t.errors.413:1|c" in packets
+
+
+def test_response_families_count_exactly_across_threads() -> None:
+    """The response families are the middleware's own counts, exposed at scrape time: buckets
+    cumulative with Prometheus' ``le`` (a value on a bound counts in it), sums exact, and no
+    update lost when threads (a WSGI server's) record at once."""
+    import threading
+
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+
+    def record() -> None:
+        for _ in range(2000):
+            metrics.response("/r/*", "br", 1000, 300, 3e-5)  # ratio 0.3, 30 us: on bounds
+            metrics.response("/r/*", "br", 0, 0, 0.5)  # nothing to compress: no ratio
+
+    threads = [threading.Thread(target=record) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    text = generate_latest(registry).decode()
+    labels = 'encoding="br",route="/r/*"'
+    assert f"zeroc_http_responses_total{{{labels}}} 16000.0" in text
+    assert f"zeroc_http_bytes_before_total{{{labels}}} 8e+06" in text
+    assert 'zeroc_http_compression_ratio_bucket{encoding="br",le="0.2",route="/r/*"} 0.0' in text
+    assert 'zeroc_http_compression_ratio_bucket{encoding="br",le="0.3",route="/r/*"} 8000.0' in text
+    assert f"zeroc_http_compression_ratio_count{{{labels}}} 8000.0" in text
+    assert 'zeroc_http_encode_seconds_bucket{encoding="br",le="3e-05",route="/r/*"} 8000.0' in text
+    assert 'zeroc_http_encode_seconds_bucket{encoding="br",le="+Inf",route="/r/*"} 16000.0' in text
+    sums = [line for line in text.splitlines() if line.startswith("zeroc_http_encode_seconds_sum")]
+    assert len(sums) == 1 and abs(float(sums[0].split()[-1]) - 8000 * (3e-5 + 0.5)) < 1e-6
