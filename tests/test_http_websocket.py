@@ -41,7 +41,9 @@ def ws_url(server: Server, path: str = "/ws/echo") -> str:
 def route_dictionary(server: Server) -> zeroc.Dictionary:
     """The route's dictionary as a client finds it: named by a response on a route that shares
     it (the JSON listing), fetched from the dictionary endpoint, checked by its identity."""
-    ident = httpx.get(server.url + "/orders").headers["zeroc-dictionary"]
+    ident = httpx.get(server.url + "/orders", headers={"accept": "application/x-zeroc"}).headers[
+        "zeroc-dictionary"
+    ]
     data = httpx.get(f"{server.url}{DICTIONARY_PATH}{ident}.zcd").content
     d = zeroc.Dictionary.from_bytes(data)
     assert d.id == ident

@@ -254,11 +254,11 @@ class _Responder:
         changes = dict(self.plan.set_headers)
         changes.update(extra)
         changes["vary"] = vary_value(response.get("vary"), self.plan)
-        changes["accept-encoding"] = "zstd, br, gzip" + (", dcz" if self.plan.set_headers else "")
-        drop = set(changes) | ({"content-length"} if drop_length else set())
+        if self.plan.request_codings:
+            changes["accept-encoding"] = self.plan.request_codings
+        added = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in changes.items()]
+        drop = {k for k, _ in added} | ({b"content-length"} if drop_length else set())
         # Rewrite the raw list so repeated headers (Set-Cookie) survive.
-        headers = [
-            (k, v) for k, v in self.start.get("headers", []) if k.decode("latin-1").lower() not in drop
-        ]
-        headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in changes.items()]
+        headers = [(k, v) for k, v in self.start.get("headers", []) if k.lower() not in drop]
+        headers += added
         await self.send_next({**self.start, "headers": headers})

@@ -151,6 +151,18 @@ def wants_zeroc(accept: str | None) -> bool:
     return z > 0 and ZEROC_MEDIA_TYPE in accept.lower() and z >= accept_weight(accept, JSON_MEDIA_TYPE)
 
 
+@lru_cache(maxsize=1024)
+def names_zeroc(accept: str | None) -> bool:
+    """Whether an Accept header names Zeroc frames at all (a Zeroc client, whatever it ranks)."""
+    return accept is not None and ZEROC_MEDIA_TYPE in accept.lower()
+
+
+@lru_cache(maxsize=1024)
+def names_dcz(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header names dcz (an RFC 9842 client holding a dictionary)."""
+    return any(c.split(";")[0].strip().lower() == "dcz" for c in accept_encoding.split(","))
+
+
 def zeroc_media_type(dictionary_id: str, schema: str | None) -> str:
     kind = f'schema="{schema}"' if schema else 'serialization="json"'
     return f'{ZEROC_MEDIA_TYPE}; {kind}; dictionary="{dictionary_id}"'
@@ -182,6 +194,7 @@ def is_excluded(content_type: str | None, excluded: tuple[str, ...] = DEFAULT_EX
     return any(kind.startswith(e) if e.endswith("/") else kind == e for e in excluded)
 
 
+@lru_cache(maxsize=1024)
 def add_vary(existing: str | None, *names: str) -> str:
     have = [v.strip() for v in (existing or "").split(",") if v.strip()]
     lower = {v.lower() for v in have}

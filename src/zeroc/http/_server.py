@@ -34,6 +34,8 @@ from zeroc.http._negotiate import (
     best_encodings,
     directives,
     is_excluded,
+    names_dcz,
+    names_zeroc,
     parse_media_type,
     url_pattern,
     wants_zeroc,
@@ -83,7 +85,8 @@ class _Bound:
     label: str
     sizes: _Sizes = field(default_factory=lambda: _Sizes())
     recent: _Recent | None = None
-    headers: tuple[tuple[str, str], ...] = ()  # what every response on the route carries
+    headers: tuple[tuple[str, str], ...] = ()  # what responses to Zeroc clients carry
+    link: tuple[tuple[str, str], ...] = ()  # what responses to browsers carry
     vary: tuple[str, ...] = ("Accept-Encoding",)
 
     def __post_init__(self) -> None:
@@ -92,7 +95,7 @@ class _Bound:
             self.headers = (("zeroc-dictionary", d.id), ("zeroc-route", self.route.pattern))
             if self.route.dcz:  # the RFC 9842 dictionary, for browsers (none where dcz is off)
                 link = f'<{DICTIONARY_PATH}{d.sha256.hex()}.dict>; rel="compression-dictionary"'
-                self.headers += (("link", link),)
+                self.link = (("link", link),)
             self.vary = ("Accept-Encoding", "Available-Dictionary", "Accept")
         elif self.recent is not None:
             self.vary = ("Accept-Encoding", "Available-Dictionary")
@@ -162,6 +165,7 @@ class Plan:
     candidates: tuple[str, ...] = ("identity",)  # the codings tied at the client's highest weight
     to_zeroc: bool = False
     set_headers: list[tuple[str, str]] = field(default_factory=list)
+    request_codings: str = "zstd, br, gzip"  # announced in Accept-Encoding (spec/HTTP.md §1), or ""
     vary: tuple[str, ...] = ()
     dcz: ContentCodings | None = None  # what dcz codes with: the route's dictionary or a response
     offer: bool = False  # a delta route's body: offered (and kept) as its successors' dictionary
@@ -317,7 +321,17 @@ class Server:
         plan = Plan(bound.label if bound else "other", bound)
         d = bound.route.dictionary if bound else None
         if bound is not None:
-            plan.set_headers, plan.vary = list(bound.headers), bound.vary
+            # The route's dictionary is named to the clients that can use it (spec/HTTP.md §2):
+            # on a 322-byte Order the three headers were 250 bytes, more than gzip saved.
+            accept_encoding = request.get("accept-encoding") or ""
+            dcz = names_dcz(accept_encoding)
+            zeroc = dcz or names_zeroc(request.get("accept"))
+            plan.set_headers = list(bound.headers) if zeroc else []
+            if bound.link and (dcz or "sec-fetch-mode" in request):
+                plan.set_headers += bound.link
+            plan.vary = bound.vary
+            if bound.route.dictionary is not None:  # announced to the same clients (Vary: Accept)
+                plan.request_codings = "zstd, br, gzip, dcz" if zeroc else ""
         else:
             plan.vary = ("Accept-Encoding",)
         if status in (204, 206, 304) or status < 200 or "content-encoding" in response:

@@ -165,6 +165,7 @@ def _rewrite(
     changes = dict(plan.set_headers)
     changes.update(extra)
     changes["vary"] = vary_value(next((v for k, v in raw if k.lower() == "vary"), None), plan)
-    changes["accept-encoding"] = "zstd, br, gzip" + (", dcz" if plan.set_headers else "")
+    if plan.request_codings:
+        changes["accept-encoding"] = plan.request_codings
     drop = set(changes) | ({"content-length"} if drop_length else set())
     return [(k, v) for k, v in raw if k.lower() not in drop] + list(changes.items())
