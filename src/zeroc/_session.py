@@ -44,6 +44,9 @@ FORM_BLOCKS, FORM_COMPRESSED, FORM_RAW, FORM_RESERVED = 0, 1, 2, 3
 FRAME_HEADER = 2  # a session frame's: descriptor 00 (no size, no checksum, no id), window byte
 
 
+_BYTES = [bytes((i,)) for i in range(0x80)]  # one-byte varints, made once (a record's head is one)
+
+
 def _strip(data: bytes, reset: bool) -> tuple[int, bytes]:
     """(form, data): data holding one compressed or raw block, not the last, without its header."""
     at = FRAME_HEADER if reset else 0
@@ -55,7 +58,7 @@ def _strip(data: bytes, reset: bool) -> tuple[int, bytes]:
     last, kind, size = header & 1, header >> 1 & 3, header >> 3
     if last or kind not in (0, 2) or at + 3 + size != len(data):
         return FORM_BLOCKS, data
-    return (FORM_COMPRESSED if kind == 2 else FORM_RAW), data[:at] + data[at + 3 :]
+    return (FORM_COMPRESSED if kind == 2 else FORM_RAW), data[:at] + data[at + 3 :] if at else data[3:]
 
 
 def _unstrip(data: bytes, form: int, reset: int) -> bytes:
@@ -128,7 +131,11 @@ class SessionEncoder:
 
     def encode(self, value: Any) -> bytes:
         """One record holding ``value``."""
-        return self.record([self.content(value)])
+        data = self._dumps(value)
+        n = len(data)
+        if self._lines:
+            return self._record(data + b"\n", 1)
+        return self._record((_BYTES[n] if n < 0x80 else varint(n)) + data, 1)
 
     def encode_many(self, values: Iterable[Any]) -> bytes:
         """One record holding ``values`` (at least one), in order."""
@@ -144,7 +151,9 @@ class SessionEncoder:
         """The record of these messages' contents (see :meth:`content`)."""
         if not contents:
             raise UsageError("a session record holds at least one message")
-        content = contents[0] if len(contents) == 1 else b"".join(contents)
+        return self._record(contents[0] if len(contents) == 1 else b"".join(contents), len(contents))
+
+    def _record(self, content: bytes, count: int) -> bytes:
         obj = self._obj
         reset = obj is None
         if reset:
@@ -155,8 +164,8 @@ class SessionEncoder:
             self._obj = None  # the receiver cannot have what this one was going to send
             raise
         form, data = _strip(data, reset)
-        n = len(contents) << 3 | form << 1 | reset
-        head = bytes((n,)) if n < 0x80 else varint(n)
+        n = count << 3 | form << 1 | reset
+        head = _BYTES[n] if n < 0x80 else varint(n)
         if self.checksum:
             head += crc32(content).to_bytes(4, "little")
         return head + data

@@ -132,11 +132,10 @@ def approaches(train: list[bytes]) -> dict[str, tuple[Callable[[], Coder], bool]
             dec = zeroc.SessionDecoder(loads=_raw, lines=False, dictionary=d.content)
 
             def encode(m: bytes) -> bytes:
-                if reset_each:
-                    enc.reset()
+                enc.reset()
                 return enc.encode(m)
 
-            return encode, dec.decode
+            return (encode if reset_each else enc.encode), dec.decode
 
         return connection
 
