@@ -131,11 +131,7 @@ class SessionEncoder:
 
     def encode(self, value: Any) -> bytes:
         """One record holding ``value``."""
-        data = self._dumps(value)
-        n = len(data)
-        if self._lines:
-            return self._record(data + b"\n", 1)
-        return self._record((_BYTES[n] if n < 0x80 else varint(n)) + data, 1)
+        return self._record(self.content(value), 1)
 
     def encode_many(self, values: Iterable[Any]) -> bytes:
         """One record holding ``values`` (at least one), in order."""
@@ -145,7 +141,10 @@ class SessionEncoder:
         """``value``'s part of a record's content: its JSON text and a newline, or for protobuf
         and bytes its varint length and serialization."""
         data = self._dumps(value)
-        return data + b"\n" if self._lines else varint(len(data)) + data
+        if self._lines:
+            return data + b"\n"
+        n = len(data)
+        return (_BYTES[n] if n < 0x80 else varint(n)) + data
 
     def record(self, contents: list[bytes]) -> bytes:
         """The record of these messages' contents (see :meth:`content`)."""

@@ -405,14 +405,16 @@ def _chars(values: list[Any]) -> Chars:
 def growing(values: list[int]) -> bool:
     """Whether integers rise along the samples (8 values or more): from one to the next (at least
     90% of steps), or, where the samples are batches of consecutive messages (windows that each
-    rise and overlap), from the first quarter to the last (all but a tenth of the last above all
-    but a tenth of the first)."""
+    rise and overlap; 32 values or more), from the first quarter to the last (all but a tenth of
+    the last above all but a tenth of the first)."""
     steps = len(values) - 1
     if steps < 7:
         return False
     if sum(b > a for a, b in pairwise(values)) >= 0.9 * steps:
         return True
     quarter = len(values) // 4
+    if quarter < 8:  # two values of each end could rise by chance
+        return False
     first, last = sorted(values[:quarter]), sorted(values[-quarter:])
     return last[quarter // 10] > first[-1 - quarter // 10]
 
