@@ -113,6 +113,9 @@ def test_bench_command_writes_json(tmp_path: Path) -> None:
         assert sizes["zeroc-zstd19"] < sizes["zstd-19+dict"], name  # the lean frame, same level
         assert sizes["zeroc"] < sizes["json+gzip"], name
         assert f"{name}: learned" in proc.stdout
+        f = t["file"]  # issue 17: the messages as one file, every stream decoded and checked
+        assert min(f["session_bytes"], f["frames_bytes"]) <= 1.02 * f["zstd19_bytes"], name
+        assert f"{name} as one file" in proc.stdout
     # Message sizes: batches up to ~1 MB as one message, each round-tripped, the large ones
     # coded by the model (in blocks) and smaller than json + gzip.
     for name, rows in doc["message_sizes"].items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zeroc.bench._traffic import DESCRIPTIONS as TRAFFIC_DESCRIPTIONS
-from zeroc.bench._traffic import sizes_verdict
+from zeroc.bench._traffic import file_verdict, sizes_verdict
 from zeroc.bench._traffic import verdict as traffic_verdict
 
 COLUMNS = ("B/msg", "vs JSON", "vs gzip", "x floor", "enc p50", "enc p99", "dec p50", "dec p99", "enc ops/s")
@@ -90,7 +90,7 @@ def table(result: dict[str, Any]) -> str:
         widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
         out += ["", _traffic_title(name, t), _aligned(header, widths), *(_aligned(r, widths) for r in rows)]
     if "traffic" in result:
-        out += ["", *traffic_verdict(result["traffic"])]
+        out += ["", *traffic_verdict(result["traffic"]), "", *file_verdict(result["traffic"])]
     if result.get("message_sizes"):
         out += ["", *sizes_verdict(result["message_sizes"])]
     return "\n".join(out)
@@ -178,6 +178,16 @@ def markdown(result: dict[str, Any], command: str) -> str:
             lines += ["| " + " | ".join(_traffic_row(k, r)) + " |" for k, r in t["approaches"].items()]
             lines.append("")
         lines += ["### Verdict on real traffic", "", *(f"- {v}" for v in traffic_verdict(traffic)), ""]
+        lines += [
+            "### Each set's test messages as one file",
+            "",
+            "NDJSON under `zstd -19` against the default dictionary's stream of one session "
+            "(`zeroc encode --session`) and of independent frames (`zeroc encode`); each stream "
+            "decoded and checked.",
+            "",
+            *(f"- {v}" for v in file_verdict(traffic)),
+            "",
+        ]
     sized = result.get("message_sizes", {})
     if sized:
         lines += [

@@ -39,9 +39,8 @@ DESCRIPTIONS = {
 }
 
 
-def build(train: list[Any]) -> tuple[list[Approach], dict[str, Any]]:
-    """All approaches for schemaless JSON, trained on ``train``; also the codec the default
-    dictionary chose."""
+def build(train: list[Any]) -> tuple[list[Approach], zeroc.Codec]:
+    """All approaches for schemaless JSON, trained on ``train``; also the default's codec."""
     texts: list[Any] = [orjson.dumps(m) for m in train]
     trained = zstd.train_dictionary(min(DICT_SIZE, sum(map(len, texts))), texts) if len(train) >= 32 else None
     z3 = zstd.ZstdCompressor(level=3, dict_data=trained)
@@ -60,7 +59,21 @@ def build(train: list[Any]) -> tuple[list[Approach], dict[str, Any]]:
         "zstd-19+dict": (lambda m: z19.compress(dumps(m)), lambda b: loads(zd.decompress(b))),
         **{name: (c.encode, c.decode) for name, c in codecs.items()},
     }
-    return [Approach(n, DESCRIPTIONS[n], e, d) for n, (e, d) in fns.items()], default.codec
+    return [Approach(n, DESCRIPTIONS[n], e, d) for n, (e, d) in fns.items()], codecs["zeroc"]
+
+
+def as_file(codec: zeroc.Codec, test: list[Any]) -> dict[str, int]:
+    """The test messages as one file: NDJSON, ``zstd -19`` of it, and the default codec's
+    stream of independent frames and of one session (``zeroc encode [--session]``), each
+    stream decoded and checked."""
+    ndjson = b"".join(orjson.dumps(m) + b"\n" for m in test)
+    out = {"ndjson_bytes": len(ndjson), "zstd19_bytes": len(zstd.ZstdCompressor(level=19).compress(ndjson))}
+    for key, session in (("frames_bytes", False), ("session_bytes", True)):
+        stream = codec.encode_stream(test, session=session)
+        if codec.decode_stream(stream) != test:
+            raise AssertionError(f"a {key.split('_')[0]} stream does not give the messages back exactly")
+        out[key] = len(stream)
+    return out
 
 
 def run(quick: bool = True, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -72,9 +85,12 @@ def run(quick: bool = True, progress: Callable[[str], None] | None = None) -> di
         say(f"traffic {name}: building")
         train, test = make(count)
         say(f"traffic {name}: training on {len(train)} messages")
-        approaches, chosen = build(train)
+        approaches, default = build(train)
         say(f"traffic {name}: measuring {len(approaches)} approaches on {len(test)} messages")
         results = measure(approaches, test)
+        say(f"traffic {name}: the test messages as one file")
+        as_one_file = as_file(default, test)
+        assert default.dictionary is not None  # trained just now
         json_b = results["json"]["bytes_per_message"]
         gzip_b = results["json+gzip"]["bytes_per_message"]
         for r in results.values():
@@ -85,8 +101,9 @@ def run(quick: bool = True, progress: Callable[[str], None] | None = None) -> di
             "train_messages": len(train),
             "test_messages": len(test),
             "json_bytes_mean": round(sum(len(orjson.dumps(m)) for m in test) / len(test), 1),
-            "default_choice": chosen,
+            "default_choice": default.dictionary.codec,
             "approaches": results,
+            "file": as_one_file,
         }
     return out
 
@@ -160,6 +177,20 @@ def sizes_verdict(result: dict[str, Any]) -> list[str]:
             f"{large['gzip_encode_us_per_kb']:.1f} / {large['gzip_decode_us_per_kb']:.1f} for json+gzip "
             f"(issue 13 asks for no more per KB than one message, and less than json+gzip); "
             f"{large['zeroc_bytes'] / large['gzip_bytes']:.2f}x json+gzip's bytes"
+        )
+    return lines
+
+
+def file_verdict(traffic: dict[str, Any]) -> list[str]:
+    """Issue 17's check on each set: a session stream of the test messages against zstd -19 of
+    their NDJSON file."""
+    lines = []
+    for name, s in traffic.items():
+        f = s["file"]
+        lines.append(
+            f"{name} as one file ({f['ndjson_bytes']:,} B of NDJSON): session {f['session_bytes']:,} B = "
+            f"{f['session_bytes'] / f['zstd19_bytes']:.2f}x zstd -19's {f['zstd19_bytes']:,} B "
+            f"(independent frames {f['frames_bytes']:,} B)"
         )
     return lines
 
