@@ -9,6 +9,8 @@ from zeroc.http._negotiate import (
     available_dictionary_header,
     choose_encoding,
     is_excluded,
+    names_dcz,
+    names_zeroc,
     parse_accept_encoding,
     parse_media_type,
     wants_zeroc,
@@ -104,3 +106,11 @@ def test_vary() -> None:
         add_vary("Origin, accept-encoding", "Accept-Encoding", "Accept") == "Origin, accept-encoding, Accept"
     )
     assert add_vary("*", "Accept") == "*"
+
+
+def test_who_is_named_the_dictionary() -> None:
+    """A Zeroc client takes frames at any weight; q=0 refuses them, as it refuses dcz."""
+    assert names_zeroc("application/json, application/x-zeroc;q=0.1")
+    assert not names_zeroc("application/x-zeroc;q=0, application/json") and not names_zeroc("*/*")
+    assert not names_zeroc(None)
+    assert names_dcz("gzip, DCZ") and not names_dcz("dcz;q=0, gzip") and not names_dcz(None)

@@ -153,14 +153,16 @@ def wants_zeroc(accept: str | None) -> bool:
 
 @lru_cache(maxsize=1024)
 def names_zeroc(accept: str | None) -> bool:
-    """Whether an Accept header names Zeroc frames at all (a Zeroc client, whatever it ranks)."""
-    return accept is not None and ZEROC_MEDIA_TYPE in accept.lower()
+    """Whether an Accept header takes Zeroc frames at all (a Zeroc client, whatever it ranks)."""
+    if accept is None or ZEROC_MEDIA_TYPE not in accept.lower():
+        return False
+    return accept_weight(accept, ZEROC_MEDIA_TYPE) > 0
 
 
 @lru_cache(maxsize=1024)
-def names_dcz(accept_encoding: str) -> bool:
-    """Whether an Accept-Encoding header names dcz (an RFC 9842 client holding a dictionary)."""
-    return any(c.split(";")[0].strip().lower() == "dcz" for c in accept_encoding.split(","))
+def names_dcz(accept_encoding: str | None) -> bool:
+    """Whether an Accept-Encoding header takes dcz (an RFC 9842 client holding a dictionary)."""
+    return parse_accept_encoding(accept_encoding).get("dcz", 0.0) > 0
 
 
 def zeroc_media_type(dictionary_id: str, schema: str | None) -> str:
