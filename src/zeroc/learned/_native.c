@@ -966,6 +966,7 @@ typedef struct {
 
 static inline limb row_start(uint64_t w) { return (limb)(w >> CHAR_SHIFT); }
 static inline int row_sym(uint64_t w) { return (int)(w & 0xffff); }
+static inline limb row_freq(const uint64_t *w) { return row_start(w[1]) - row_start(w[0]); }
 
 static inline int char_has(const CharTab *t, int x) { return (int)((t->bits[x >> 6] >> (x & 63)) & 1); }
 
@@ -2415,16 +2416,14 @@ static int wenc_chars(const Chars *ch, const unsigned char *s, Py_ssize_t n, WEn
         if (t->n) {
             if (char_has(t, x)) {
                 const uint64_t *w = ch->rows + char_row(t, x);
-                limb st = row_start(w[0]);
-                if (wput(e, st, row_start(w[1]) - st, t->total) < 0) return -1;
+                if (wput(e, row_start(w[0]), row_freq(w), t->total) < 0) return -1;
                 continue;
             }
             if (wput(e, 0, t->esc, t->total) < 0) return -1;
         }
         if (char_has(base, x)) {
             const uint64_t *w = ch->rows + char_row(base, x);
-            limb st = row_start(w[0]);
-            if (wput(e, st, row_start(w[1]) - st, base->total) < 0) return -1;
+            if (wput(e, row_start(w[0]), row_freq(w), base->total) < 0) return -1;
         } else if (wput(e, 0, base->esc, base->total) < 0 || wput(e, (limb)x, 1, CHAR_BYTES) < 0) {
             return -1;
         }
@@ -3161,8 +3160,7 @@ static PyObject *wdec_chars(const Chars *ch, WDec *d) {
             if (wslot(d, t->total, &s) < 0) goto done;
             if (s >= t->esc) {
                 const uint64_t *w = char_find(ch, t, s);
-                limb st = row_start(w[0]);
-                if (wtake(d, s, st, row_start(w[1]) - st, t->total) < 0) goto done;
+                if (wtake(d, s, row_start(w[0]), row_freq(w), t->total) < 0) goto done;
                 x = row_sym(w[0]);
             } else if (wtake(d, s, 0, t->esc, t->total) < 0) {
                 goto done;
@@ -3172,8 +3170,7 @@ static PyObject *wdec_chars(const Chars *ch, WDec *d) {
             if (wslot(d, base->total, &s) < 0) goto done;
             if (s >= base->esc) {
                 const uint64_t *w = char_find(ch, base, s);
-                limb st = row_start(w[0]);
-                if (wtake(d, s, st, row_start(w[1]) - st, base->total) < 0) goto done;
+                if (wtake(d, s, row_start(w[0]), row_freq(w), base->total) < 0) goto done;
                 x = row_sym(w[0]);
             } else {
                 if (wtake(d, s, 0, base->esc, base->total) < 0 || wslot(d, CHAR_BYTES, &s) < 0 ||
