@@ -1,0 +1,105 @@
+// Conformance: every golden vector in spec/vectors, decoded by this package exactly as the
+// spec says (valid ones to their serialization and value, invalid ones to the named error).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import * as zeroc from "../dist/index.js";
+
+const VECTORS = new URL("../../spec/vectors/", import.meta.url);
+const bytes = (name) => new Uint8Array(readFileSync(new URL(name, VECTORS)));
+// Read with the package's exact parser: JSON.parse would round the vectors' big integers.
+const vectors = (name) => zeroc.parseJSON(bytes(name));
+const fromHex = (h) => new Uint8Array(Buffer.from(h, "hex"));
+
+const dictionaries = new Map();
+async function dictionary(name) {
+  if (name === null || name === undefined) return null;
+  if (!dictionaries.has(name)) dictionaries.set(name, await zeroc.Dictionary.fromBytes(bytes(name)));
+  return dictionaries.get(name);
+}
+
+function serialization(v) {
+  if (v.serialization_repeat) {
+    const unit = fromHex(v.serialization_repeat.hex);
+    const out = new Uint8Array(unit.length * v.serialization_repeat.times);
+    for (let i = 0; i < v.serialization_repeat.times; i++) out.set(unit, i * unit.length);
+    return out;
+  }
+  return fromHex(v.serialization_hex);
+}
+
+function rejects(fn, error) {
+  assert.throws(fn, (e) => {
+    assert.ok(e instanceof zeroc[error], `expected ${error}, got ${e.name}: ${e.message}`);
+    return true;
+  });
+}
+
+const frames = vectors("vectors.json");
+
+for (const v of frames.valid) {
+  test(`valid frame ${v.name}`, async () => {
+    const decoder = new zeroc.Decoder(await dictionary(v.dictionary));
+    assert.deepEqual(decoder.decodePayload(fromHex(v.frame_hex)), serialization(v));
+    if (v.input !== null) assert.deepEqual(decoder.decode(fromHex(v.frame_hex)), v.input);
+  });
+}
+
+const streams = [...frames.streams, ...vectors("streams-2.json").streams, ...vectors("sessions-1.json").streams];
+for (const v of streams) {
+  test(`valid stream ${v.name}`, async () => {
+    const decoder = new zeroc.Decoder(await dictionary(v.dictionary));
+    assert.deepEqual(decoder.decodeStream(fromHex(v.stream_hex)), v.inputs);
+  });
+}
+
+for (const v of vectors("sessions-1.json").sessions) {
+  test(`valid session ${v.name}`, async () => {
+    const session = new zeroc.Decoder(await dictionary(v.dictionary)).sessionDecoder({ checksum: v.checksum });
+    v.records_hex.forEach((record, i) => assert.deepEqual(session.decodeMany(fromHex(record)), v.batches[i]));
+  });
+}
+
+const invalid = [...frames.invalid, ...vectors("streams-2.json").invalid, ...vectors("sessions-1.json").invalid];
+for (const v of invalid) {
+  test(`invalid ${v.kind} ${v.name} raises ${v.error}`, async () => {
+    const decoder = new zeroc.Decoder(await dictionary(v.dictionary));
+    const data = fromHex(v.data_hex);
+    rejects(() => (v.kind === "stream" ? decoder.decodeStreamPayloads(data) : decoder.decodePayload(data)), v.error);
+  });
+}
+
+test("session decoder refuses records after an error until one resets", async () => {
+  const v = vectors("sessions-1.json").sessions[0];
+  const session = new zeroc.Decoder(await dictionary(v.dictionary)).sessionDecoder();
+  const records = v.records_hex.map(fromHex);
+  session.decodeMany(records[0]);
+  const broken = records[1].slice(0, records[1].length - 1);
+  assert.throws(() => session.decodeMany(broken), zeroc.DecodeError);
+  rejects(() => session.decodeMany(records[1]), "DecodeError");
+  assert.deepEqual(session.decodeMany(records[0]), v.batches[0]);
+});
+
+test("dictionary files verify their hash, identity and metadata", async () => {
+  const good = bytes("product_view-4k.zcd");
+  const d = await zeroc.Dictionary.fromBytes(good);
+  assert.equal(d.serialization, "protobuf");
+  assert.equal(d.id, d.metadata.sha256);
+  for (const at of [0, 4, 5, 20, good.length - 40, good.length - 1]) {
+    const bad = good.slice();
+    bad[at] ^= 1;
+    await assert.rejects(zeroc.Dictionary.fromBytes(bad), zeroc.InvalidDictionary);
+  }
+  await assert.rejects(zeroc.Dictionary.fromBytes(good.subarray(0, good.length - 1)), zeroc.InvalidDictionary);
+  const longer = new Uint8Array(good.length + 1);
+  longer.set(good);
+  await assert.rejects(zeroc.Dictionary.fromBytes(longer), zeroc.InvalidDictionary);
+});
+
+// Learned-model payloads and .zct tables are not decoded by this release yet: listed, not hidden.
+for (const name of ["learned.json", "learned-2.json", "learned-3.json", "learned-4.json", "learned-5.json", "learned-6.json", "learned-7.json"]) {
+  const set = vectors(name);
+  for (const v of [...set.valid, ...set.invalid]) test(`${name} ${v.name}`, { todo: "learned-model payloads" }, () => {});
+}
+for (const v of vectors("containers.json").valid) test(`containers.json ${v.file ?? v.name}`, { todo: ".zct tables" }, () => {});

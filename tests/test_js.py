@@ -1,0 +1,236 @@
+"""The TypeScript package (js/) against the Python library: what Python encodes, node decodes
+exactly. The package's own conformance run (`npm test`: every golden vector) is part of
+`make test`; these tests add what vectors cannot: libzstd's output at every level, real corpora,
+Hypothesis-drawn values, sessions, and corrupted input."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zeroc
+from tests.conftest import CONTENT_CANDIDATES, DATA, ROOT
+from tests.strategies import json_values
+from zeroc.workloads import ProductView, generate
+
+JS = ROOT / "js"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (make system installs it)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built() -> None:
+    """The package compiled from its sources (npm ci once, then tsc)."""
+    npm = shutil.which("npm")
+    assert npm is not None, "npm is missing beside node"
+    if not (JS / "node_modules" / ".package-lock.json").is_file():
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS, check=True, capture_output=True)
+    subprocess.run([npm, "run", "build"], cwd=JS, check=True, capture_output=True)
+
+
+def node(spec: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    path = tmp_path / f"cases-{random.getrandbits(32):08x}.json"
+    path.write_text(json.dumps(spec))
+    run = subprocess.run(
+        [NODE, "scripts/decode-cases.mjs", str(path)], cwd=JS, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr
+    report: dict[str, Any] = json.loads(run.stdout)
+    assert report["failed"] == 0, report["failures"]
+    return report
+
+
+def canon(v: Any) -> Any:
+    """A value as the node side reports it: numbers by their float64 bits, integers past 2^53
+    as digits, object entries sorted (JavaScript puts integer-like keys first)."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int) and abs(v) > 2**53 - 1:
+        return ["i", str(v)]
+    if isinstance(v, (int, float)):
+        return ["n", struct.pack("<d", float(v)).hex()]
+    if isinstance(v, bytes):
+        return ["b", v.hex()]
+    if isinstance(v, list):
+        return ["a", [canon(x) for x in v]]
+    return ["o", sorted([k, canon(x)] for k, x in v.items())]
+
+
+def sorted_entries(v: Any) -> Any:
+    if isinstance(v, list) and len(v) == 2 and v[0] == "o":
+        return ["o", sorted([k, sorted_entries(x)] for k, x in v[1])]
+    if isinstance(v, list) and len(v) == 2 and v[0] == "a":
+        return ["a", [sorted_entries(x) for x in v[1]]]
+    return v
+
+
+def corpus_messages() -> list[bytes]:
+    out = []
+    for name in ("twitter.json", "github_events.json", "apache_builds.json", "instruments.json"):
+        doc = json.loads((DATA / "json" / name).read_text())
+        items = (
+            doc.get("statuses") or doc.get("jobs") or doc.get("instruments") if isinstance(doc, dict) else doc
+        )
+        out += [json.dumps(x, separators=(",", ":")).encode() for x in (items or [doc])[:120]]
+    return out
+
+
+def test_libzstd_output_at_every_level_decodes_exactly(tmp_path: Path) -> None:
+    """libzstd's frames (levels -5..22, trained and raw-content dictionaries, checksums, 0 B to
+    1 MB, real corpora, random and repetitive bytes) decode exactly; corrupted, they decode or
+    raise the package's errors and nothing else."""
+    messages = corpus_messages()
+    trained = zstandard.train_dictionary(8192, messages[::2]).as_bytes()
+    raw = b"".join(messages[1:60])[:20000]
+    dicts = {
+        "trained": zstandard.ZstdCompressionDict(trained),
+        "raw": zstandard.ZstdCompressionDict(raw, dict_type=zstandard.DICT_TYPE_RAWCONTENT),
+    }
+    rng = random.Random(5)
+    canada = (DATA / "json" / "canada.json").read_bytes()
+    big = b"".join(messages)[:1_000_000]
+    contents = [*messages[1::5], b"", b"a" * 200_000, rng.randbytes(3000), big, canada[:700_000]]
+    cases = []
+    for i, content in enumerate(contents):
+        level = [-5, 1, 3, 6, 12, 19, 22][i % 7]
+        name = [None, "trained", "raw"][i % 3]
+        c = zstandard.ZstdCompressor(
+            level=level, dict_data=dicts[name] if name else None, write_checksum=i % 2 == 0
+        )
+        cases.append(
+            {
+                "codec": "zstd",
+                "dictionary": name,
+                "data_hex": c.compress(content).hex(),
+                "content_hex": content.hex(),
+            }
+        )
+        if len(content) < 20000:  # DEFLATE as method 3 writes it: raw, the dictionary's tail preset
+            d = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, raw[-32768:])
+            cases.append(
+                {
+                    "codec": "deflate",
+                    "dictionary": "raw",
+                    "data_hex": (d.compress(content) + d.flush()).hex(),
+                    "content_hex": content.hex(),
+                }
+            )
+    report = node(
+        {
+            "dictionaries": {"trained": trained.hex(), "raw": raw.hex()},
+            "cases": cases,
+            "fuzz": {"seed": 11, "rounds": 40},
+        },
+        tmp_path,
+    )
+    assert report["decoded"] == len(cases)
+    assert report["corrupted"] == 40 * len(cases) and report["rejected"] > 0.5 * report["corrupted"]
+
+
+def frame_cases(codec: zeroc.Codec, name: str | None, values: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for v in values:
+        frame = codec.encode(v)
+        out.append(
+            {"dictionary": name, "frame_hex": frame.hex(), "payload_hex": codec.decode_payload(frame).hex()}
+        )
+    return out
+
+
+def check_values(report: dict[str, Any], expected: list[Any]) -> None:
+    assert len(report["values"]) == len(expected)
+    for got, value in zip(report["values"], expected, strict=True):
+        assert sorted_entries(got) == canon(value)
+
+
+@pytest.fixture(scope="module")
+def dictionaries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, zeroc.Dictionary]:
+    """A zstd and a DEFLATE dictionary for real JSON, and a protobuf one (ProductView)."""
+    messages = [json.loads(m) for m in corpus_messages()]
+    return {
+        "zstd": zeroc.train(messages[::2], candidates=[("zstd", 19)]),
+        "deflate": zeroc.train(messages[::2], candidates=[("deflate", 9)]),
+        "protobuf": zeroc.train(
+            generate("product_view", 2000, seed=3), schema=ProductView, candidates=CONTENT_CANDIDATES
+        ),
+    }
+
+
+def test_real_frames_of_every_method_and_reference(
+    tmp_path: Path, dictionaries: dict[str, zeroc.Dictionary]
+) -> None:
+    """Real messages through Python's codecs (zstd-block, zstd-frame, deflate, stored; context,
+    short-id and SHA-256 references; checksums), decoded by node to the same payload and value."""
+    messages = [json.loads(m) for m in corpus_messages()][1::2]
+    big = {"items": messages * 3}  # past 128 KiB: zstd-frame
+    frames: list[dict[str, Any]] = []
+    expected: list[Any] = []
+    for name in ("zstd", "deflate"):
+        for options in ({}, {"frame_id": "short"}, {"frame_id": "sha256", "checksum": True}):
+            codec = zeroc.Codec(dictionaries[name], **options)
+            frames += frame_cases(codec, name, [*messages[:40], big, 0, "x"])
+            expected += [*messages[:40], big, 0, "x"]
+    plain = zeroc.Codec()
+    frames += frame_cases(plain, None, [*messages[:20], big])
+    expected += [*messages[:20], big]
+    views = generate("product_view", 200, seed=9)
+    frames += frame_cases(zeroc.Codec(dictionaries["protobuf"]), "protobuf", views)
+    expected += views
+    methods = {bytes.fromhex(f["frame_hex"])[0] & 7 for f in frames}
+    assert methods == {0, 1, 2, 3}
+    zcd = {k: d.to_bytes().hex() for k, d in dictionaries.items()}
+    report = node({"zcd": zcd, "frames": frames}, tmp_path)
+    assert report["decoded"] == len(frames)
+    check_values(report, expected)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(json_values, min_size=1, max_size=60))
+def test_any_json_value_decodes_as_python_wrote_it(tmp_path: Path, values: list[Any]) -> None:
+    """Hypothesis-drawn JSON values (integers past 64 bits, -0.0, 5e-324, any text): node's
+    value is Python's, number for number (a big integer comes back as a BigInt)."""
+    codec = zeroc.Codec()
+    values = [v for v in values if not (isinstance(v, float) and math.isnan(v))]
+    report = node({"frames": frame_cases(codec, None, values)}, tmp_path)
+    check_values(report, values)
+
+
+def test_sessions_decode_record_by_record(tmp_path: Path, dictionaries: dict[str, zeroc.Dictionary]) -> None:
+    """A session of real messages (forms 0-2, resets, checksums, with and without the
+    dictionary), record by record, as Python's session decoder reads it."""
+    messages = [json.loads(m) for m in corpus_messages()]
+    sessions, expected = [], []
+    for name, checksum, use in (("zstd", False, True), ("zstd", True, False), ("deflate", False, True)):
+        codec = zeroc.Codec(dictionaries[name])
+        enc = codec.session_encoder(checksum=checksum, dictionary=use)
+        records, batches = [], []
+        for i in range(0, 200, 5):
+            batch = messages[i : i + 1 + i % 4]
+            if i == 100:
+                enc.reset()
+            records.append(enc.record([enc.content(m) for m in batch]))
+            batches.append(batch)
+        sessions.append(
+            {
+                "dictionary": name if use else None,
+                "checksum": checksum,
+                "records_hex": [r.hex() for r in records],
+            }
+        )
+        expected.append(batches)
+    zcd = {k: d.to_bytes().hex() for k, d in dictionaries.items() if k != "protobuf"}
+    report = node({"zcd": zcd, "sessions": sessions}, tmp_path)
+    for got, batches in zip(report["sessions"], expected, strict=True):
+        assert [[sorted_entries(v) for v in r] for r in got] == [[canon(v) for v in b] for b in batches]
