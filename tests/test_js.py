@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 import zeroc
 from tests.conftest import CONTENT_CANDIDATES, DATA, ROOT
 from tests.strategies import json_values
-from zeroc.workloads import ProductView, generate
+from tests.test_http import Server, start_server
+from zeroc.http.demo import ORDERS
+from zeroc.workloads import Order, ProductView, generate
 
 JS = ROOT / "js"
 NODE = shutil.which("node")
@@ -234,3 +236,55 @@ def test_sessions_decode_record_by_record(tmp_path: Path, dictionaries: dict[str
     report = node({"zcd": zcd, "sessions": sessions}, tmp_path)
     for got, batches in zip(report["sessions"], expected, strict=True):
         assert [[sorted_entries(v) for v in r] for r in got] == [[canon(v) for v in b] for b in batches]
+
+
+def fetch_demo(server: Server, paths: list[str]) -> dict[str, Any]:
+    run = subprocess.run(
+        [NODE, "scripts/fetch-demo.mjs", server.url, *paths],
+        cwd=JS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    report: dict[str, Any] = json.loads(run.stdout)
+    return report
+
+
+@pytest.mark.parametrize("kind", ["asgi", "wsgi"])
+def test_client_reads_frames_from_the_demo(tmp_path: Path, kind: str) -> None:
+    """The package's Client against `zeroc serve-demo` on loopback (uvicorn and waitress):
+    Orders come as protobuf frames and the list as JSON frames, each dictionary fetched once
+    and verified, every value the app's."""
+    path = tmp_path / "orders.zcd"
+    zeroc.train(generate("order", 2000, seed=1), schema=Order, candidates=CONTENT_CANDIDATES).save(path)
+    server = start_server(path, kind)
+    try:
+        report = fetch_demo(server, ["/orders/3", "/orders/4", "/orders", "/health"])
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
+    forms = [r["form"] for r in report["replies"]]
+    assert forms == ["zeroc", "zeroc", "zeroc", "json"] and report["fallbacks"] == 0
+    want = [ORDERS[3], ORDERS[4], ORDERS[:50], {"status": "ok"}]
+    for reply, value in zip(report["replies"], want, strict=True):
+        assert reply["status"] == 200 and sorted_entries(reply["value"]) == canon(value)
+
+
+def test_client_falls_back_to_json_once_for_frames_it_cannot_decode(tmp_path: Path) -> None:
+    """Learned-model frames are not decoded by this release: the first call asks again for
+    JSON, and later calls on the route ask for JSON at once (one fallback, not one per call)."""
+    path = tmp_path / "orders-learned.zcd"
+    d = zeroc.train(generate("order", 3000, seed=1), schema=Order, candidates=[("learned", 19)])
+    assert d.codec["method"] == "learned"
+    d.save(path)
+    server = start_server(path, "asgi")
+    try:
+        report = fetch_demo(server, ["/orders/3", "/orders/4", "/orders/5"])
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
+    assert [r["fallback"] for r in report["replies"]] == [True, True, True]
+    assert report["fallbacks"] == 1
+    for reply, i in zip(report["replies"], [3, 4, 5], strict=True):
+        assert reply["form"] == "json" and sorted_entries(reply["value"]) == canon(ORDERS[i])

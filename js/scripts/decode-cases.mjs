@@ -12,6 +12,7 @@
 import { readFileSync } from "node:fs";
 import * as zeroc from "../dist/index.js";
 import { inflateRaw } from "../dist/inflate.js";
+import { canon } from "./canon.mjs";
 
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const fromHex = (h) => new Uint8Array(Buffer.from(h, "hex"));
@@ -55,20 +56,6 @@ function corrupt(data) {
 function decompress(c, data, dictionary, maxSize) {
   if (c.codec === "deflate") return inflateRaw(data, dictionary === null ? null : dictionary.content.subarray(-32768), maxSize);
   return zeroc.zstdDecompress(data, { dictionary, maxSize });
-}
-
-/** A value in a form Python can rebuild exactly: numbers by their float64 bits. */
-function canon(v) {
-  if (v === null || typeof v === "boolean" || typeof v === "string") return v;
-  if (typeof v === "number") {
-    const b = Buffer.alloc(8);
-    b.writeDoubleLE(v);
-    return ["n", b.toString("hex")];
-  }
-  if (typeof v === "bigint") return ["i", v.toString()];
-  if (v instanceof Uint8Array) return ["b", Buffer.from(v).toString("hex")];
-  if (Array.isArray(v)) return ["a", v.map(canon)];
-  return ["o", Object.entries(v).map(([k, x]) => [k, canon(x)])];
 }
 
 const zcd = new Map();

@@ -1,6 +1,8 @@
 // The public surface of the zeroc package: everything a front end imports comes from here.
 
 export { crc32 } from "./crc32.js";
+export { ACCEPT, Client } from "./client.js";
+export type { ClientOptions, Reply } from "./client.js";
 export { Decoder, DictionaryStore, SessionDecoder } from "./decoder.js";
 export type { DecoderOptions } from "./decoder.js";
 export { Dictionary } from "./dictionary.js";
