@@ -288,3 +288,72 @@ def test_client_falls_back_to_json_once_for_frames_it_cannot_decode(tmp_path: Pa
     assert report["fallbacks"] == 1
     for reply, i in zip(report["replies"], [3, 4, 5], strict=True):
         assert reply["form"] == "json" and sorted_entries(reply["value"]) == canon(ORDERS[i])
+
+
+# In the page: the package imported from the demo, its Client reading Orders and the list, and
+# its Decoder reading a raw frame; values in canon's form (number bits, BigInt digits).
+PAGE_SCRIPT = """async () => {
+  const zeroc = await import("/js/index.js");
+  const hex = (b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  const canon = (v) => {
+    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
+    if (typeof v === "number") {
+      const d = new DataView(new ArrayBuffer(8));
+      d.setFloat64(0, v, true);
+      return ["n", hex(new Uint8Array(d.buffer))];
+    }
+    if (typeof v === "bigint") return ["i", v.toString()];
+    if (v instanceof Uint8Array) return ["b", hex(v)];
+    if (Array.isArray(v)) return ["a", v.map(canon)];
+    return ["o", Object.entries(v).map(([k, x]) => [k, canon(x)])];
+  };
+  const client = new zeroc.Client();
+  const replies = [];
+  for (const path of ["/orders/3", "/orders/4", "/orders"]) {
+    const r = await client.get(path);
+    replies.push({path, form: r.form, fallback: r.fallback, value: canon(r.value)});
+  }
+  const response = await fetch("/orders/7", {headers: {accept: zeroc.ACCEPT}});
+  const id = /dictionary="?([0-9a-f]{64})/.exec(response.headers.get("content-type"))[1];
+  const frame = new Uint8Array(await response.arrayBuffer());
+  const file = await fetch(`/.well-known/zeroc/dictionaries/${id}.zcd`);
+  const dictionary = await zeroc.Dictionary.fromBytes(new Uint8Array(await file.arrayBuffer()));
+  const decoder = new zeroc.Decoder(dictionary);
+  return {replies, fallbacks: client.fallbacks, frame: hex(frame), payload: hex(decoder.decodePayload(frame)),
+          value: canon(decoder.decode(frame)), secure: window.isSecureContext};
+}"""
+
+
+def test_chromium_decodes_frames_as_python_does(tmp_path: Path) -> None:
+    """Debian's headless Chromium against the demo on loopback: the page imports the package
+    from /js/, its Client reads Orders (protobuf zstd-block frames) and the list (JSON frames),
+    and its Decoder turns a raw frame into the payload and value Python decodes from it."""
+    import playwright.sync_api as playwright
+
+    from tests.test_http_browser import CHROMIUM, FLAGS
+
+    path = tmp_path / "orders.zcd"
+    d = zeroc.train(generate("order", 2000, seed=1), schema=Order, candidates=CONTENT_CANDIDATES)
+    d.save(path)
+    server = start_server(path, "asgi")
+    try:
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = browser.new_page()
+                page.goto(server.url + "/health")
+                result = page.evaluate(PAGE_SCRIPT)
+            finally:
+                browser.close()
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
+    assert result["secure"], "loopback is a secure context: WebCrypto verifies dictionaries there"
+    assert [r["form"] for r in result["replies"]] == ["zeroc"] * 3 and result["fallbacks"] == 0
+    for reply, value in zip(result["replies"], [ORDERS[3], ORDERS[4], ORDERS[:50]], strict=True):
+        assert sorted_entries(reply["value"]) == canon(value)
+    frame = bytes.fromhex(result["frame"])
+    assert frame[0] & 7 == 1  # a zstd-block frame
+    codec = zeroc.Codec(d)
+    assert bytes.fromhex(result["payload"]) == codec.decode_payload(frame)
+    assert sorted_entries(result["value"]) == canon(codec.decode(frame)) == canon(ORDERS[7])

@@ -53,6 +53,7 @@ export class DictionaryStore {
 }
 
 const NO_DICTIONARY = "no dictionary";
+const FAST_TAG = Method.ZstdBlock | (Ref.Context << 3);
 
 /** Decodes frames, streams and sessions made with one dictionary (or none). */
 export class Decoder {
@@ -78,12 +79,19 @@ export class Decoder {
 
   /** Decode one frame to its value: parsed JSON for json, an object for protobuf, bytes for bytes. */
   decode(frame: Uint8Array): unknown {
+    if (frame.length > 1 && frame[0] === FAST_TAG && this.dictionary !== null && !this.checksum) {
+      return this.value(decompressBlock(frame, 1, this.dictionary.zstd(), this.maxDecodedSize));
+    }
     const [owner, payload] = this.decodeOwned(frame, null);
     return owner.value(payload);
   }
 
   /** Decode one frame to its serialization (JSON text, protobuf bytes or raw bytes). */
   decodePayload(frame: Uint8Array): Uint8Array {
+    // The common frame: zstd-block with the context's dictionary, no checksum.
+    if (frame.length > 1 && frame[0] === FAST_TAG && this.dictionary !== null && !this.checksum) {
+      return decompressBlock(frame, 1, this.dictionary.zstd(), this.maxDecodedSize);
+    }
     return this.decodeOwned(frame, null)[1];
   }
 
@@ -149,7 +157,7 @@ export class Decoder {
         data = h.payload;
         break;
       case Method.ZstdBlock:
-        data = decompressBlock(h.payload, this.zstd(dict), max);
+        data = decompressBlock(h.payload, 0, this.zstd(dict), max);
         break;
       case Method.ZstdFrame:
         data = decompressFrame(h.payload, this.zstd(dict), { maxSize: max, maxWindow: this.maxWindowSize }, true);

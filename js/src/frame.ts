@@ -33,13 +33,13 @@ export interface Header {
 export function parseFrame(frame: Uint8Array): Header {
   if (frame.length === 0) throw new TruncatedFrame("empty frame: a frame has at least its tag byte");
   const t = frame[0];
-  const tag = `(tag 0x${t.toString(16).padStart(2, "0")})`;
-  if (t >> 6) throw new UnsupportedFrame(`frame format version ${(t >> 6) + 1} is not supported ${tag}`);
+  const tag = (): string => `(tag 0x${t.toString(16).padStart(2, "0")})`;
+  if (t >> 6) throw new UnsupportedFrame(`frame format version ${(t >> 6) + 1} is not supported ${tag()}`);
   const method = t & 7;
-  if (method > Method.Learned) throw new UnsupportedFrame(`frame method ${method} is reserved ${tag}`);
+  if (method > Method.Learned) throw new UnsupportedFrame(`frame method ${method} is reserved ${tag()}`);
   const ref = (t >> 3) & 3;
   if (method === Method.Learned && ref === Ref.None) {
-    throw new UnsupportedFrame(`a learned-model frame must name its dictionary ${tag}`);
+    throw new UnsupportedFrame(`a learned-model frame must name its dictionary ${tag()}`);
   }
   const pos = 1 + REF_SIZE[ref];
   const end = pos + (t & CHECKSUM_FLAG ? 4 : 0);

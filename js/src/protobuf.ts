@@ -45,7 +45,7 @@ class Reader {
   pos: number;
   lo = 0;
   hi = 0;
-  private readonly view: DataView;
+  private dataView: DataView | null = null;
 
   constructor(
     readonly d: Uint8Array,
@@ -53,7 +53,10 @@ class Reader {
     public end = d.length,
   ) {
     this.pos = pos;
-    this.view = new DataView(d.buffer, d.byteOffset, d.byteLength);
+  }
+
+  private get view(): DataView {
+    return (this.dataView ??= new DataView(this.d.buffer, this.d.byteOffset, this.d.byteLength));
   }
 
   fail(what: string): never {
@@ -208,6 +211,8 @@ interface MessageType {
   name: string;
   fields: Field[];
   byNumber: Map<number, Field>;
+  /** Fields by number, for numbers below 64 (most fields): an array index, not a hash. */
+  small: (Field | undefined)[];
   mapEntry: boolean;
 }
 
@@ -273,7 +278,7 @@ export class Schema {
       for (const m of messages) this.readMessage(r, m, scope, syntax === "proto3", raw, enums);
     }
     for (const [name, m] of raw) {
-      this.types.set(name, { name: name.slice(1), fields: [], byNumber: new Map(), mapEntry: m.mapEntry });
+      this.types.set(name, { name: name.slice(1), fields: [], byNumber: new Map(), small: new Array(64).fill(undefined), mapEntry: m.mapEntry });
     }
     for (const [name, m] of raw) {
       const t = this.types.get(name)!;
@@ -300,6 +305,7 @@ export class Schema {
         };
         t.fields.push(field);
         t.byNumber.set(f.number, field);
+        if (f.number < 64) t.small[f.number] = field;
       }
     }
     for (const t of this.types.values()) {
@@ -479,6 +485,26 @@ function defaultValue(f: Field): unknown {
   }
 }
 
+/** A string field: short ASCII text (most of an API's) without TextDecoder's call overhead. */
+function utf8(r: Reader, s: number, e: number, f: Field): string {
+  const d = r.d;
+  if (e - s <= 32) {
+    let text = "";
+    let i = s;
+    for (; i < e; i++) {
+      const c = d[i];
+      if (c >= 0x80) break;
+      text += String.fromCharCode(c);
+    }
+    if (i === e) return text;
+  }
+  try {
+    return UTF8.decode(d.subarray(s, e));
+  } catch {
+    return r.fail(`field ${f.name} is not UTF-8`);
+  }
+}
+
 function scalar(r: Reader, f: Field, wire: number): unknown {
   switch (f.type) {
     case T.Double:
@@ -506,11 +532,7 @@ function scalar(r: Reader, f: Field, wire: number): unknown {
       if (wire !== Wire.Len) break;
       const [s, e] = r.span();
       if (f.type === T.Bytes) return r.d.slice(s, e);
-      try {
-        return UTF8.decode(r.d.subarray(s, e));
-      } catch {
-        return r.fail(`field ${f.name} is not UTF-8`);
-      }
+      return utf8(r, s, e, f);
     }
     default: {
       if (wire !== Wire.Varint) break;
@@ -554,7 +576,7 @@ function readMessage(r: Reader, t: MessageType, start: number, end: number, into
     const number = key >>> 3;
     const wire = key & 7;
     if (number === 0) r.fail("field number 0");
-    const f = t.byNumber.get(number);
+    const f = number < 64 ? t.small[number] : t.byNumber.get(number);
     if (f === undefined) {
       r.skip(wire, number);
       continue;

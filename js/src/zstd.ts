@@ -14,6 +14,7 @@ export const BLOCK_MAX = 128 * 1024;
 // one buffer serves every frame and session.
 const LITERALS = new Uint8Array(BLOCK_MAX);
 const DICT_MAGIC = 0xec30a437;
+const DEFAULT_REPS = [1, 4, 8];
 
 // --- bit readers ---------------------------------------------------------------------------
 
@@ -295,6 +296,15 @@ function huffmanStream(t: HuffTable, d: Uint8Array, start: number, end: number, 
   if (bits.bits !== 0) throw new DecodeError("Huffman stream does not end where its literals do");
 }
 
+/** Copy `n` bytes: a loop for the short copies sequences mostly make, set() for long ones. */
+function copy(out: Uint8Array, o: number, src: Uint8Array, from: number, n: number): void {
+  if (n > 32) {
+    out.set(src.subarray(from, from + n), o);
+    return;
+  }
+  for (let i = 0; i < n; i++) out[o + i] = src[from + i];
+}
+
 // --- dictionaries -------------------------------------------------------------------------
 
 /** A zstd dictionary, parsed once: its entropy tables, repeat offsets and content. */
@@ -394,6 +404,8 @@ export class FrameDecoder {
   private ml: FseTable | null;
   /** Whether the frame's last block has been decoded. */
   ended = false;
+  /** Where the sequence table just read ends. */
+  private cursor = 0;
 
   constructor(dict: ZstdDictionary | null, windowSize: number, capacity: number) {
     this.dict = dict;
@@ -401,6 +413,22 @@ export class FrameDecoder {
     this.window = windowSize;
     this.out = new Uint8Array(capacity);
     this.reps = dict ? [...dict.reps] : [1, 4, 8];
+    this.huffman = dict ? dict.huffman : null;
+    this.ll = dict ? dict.ll : null;
+    this.of = dict ? dict.of : null;
+    this.ml = dict ? dict.ml : null;
+  }
+
+  /** Back to the state of a new frame, keeping the output buffer. */
+  reset(): void {
+    const dict = this.dict;
+    this.size = this.mark = 0;
+    this.ended = false;
+    this.dictReachable = dict !== null;
+    const reps = dict ? dict.reps : DEFAULT_REPS;
+    this.reps[0] = reps[0];
+    this.reps[1] = reps[1];
+    this.reps[2] = reps[2];
     this.huffman = dict ? dict.huffman : null;
     this.ll = dict ? dict.ll : null;
     this.of = dict ? dict.of : null;
@@ -598,9 +626,11 @@ export class FrameDecoder {
     if (pos >= end) throw new TruncatedFrame("data ends before the sequence modes");
     const modes = d[pos++];
     if (modes & 3) throw new DecodeError("sequence modes set reserved bits");
-    [this.ll, pos] = this.table(d, pos, end, modes >> 6, this.ll, LL_DEFAULT, 35, 9);
-    [this.of, pos] = this.table(d, pos, end, (modes >> 4) & 3, this.of, OF_DEFAULT, 31, 8);
-    [this.ml, pos] = this.table(d, pos, end, (modes >> 2) & 3, this.ml, ML_DEFAULT, 52, 9);
+    this.cursor = pos;
+    this.ll = this.table(d, this.cursor, end, modes >> 6, this.ll, LL_DEFAULT, 35, 9);
+    this.of = this.table(d, this.cursor, end, (modes >> 4) & 3, this.of, OF_DEFAULT, 31, 8);
+    this.ml = this.table(d, this.cursor, end, (modes >> 2) & 3, this.ml, ML_DEFAULT, 52, 9);
+    pos = this.cursor;
     const ll = this.ll!;
     const of = this.of!;
     const ml = this.ml!;
@@ -655,7 +685,7 @@ export class FrameDecoder {
       this.reserve(litLength + matchLength, limit);
       const out = this.out;
       if (litLength) {
-        out.set(lits.subarray(litPos, litPos + litLength), this.size);
+        copy(out, this.size, lits, litPos, litLength);
         litPos += litLength;
         this.size += litLength;
       }
@@ -667,12 +697,12 @@ export class FrameDecoder {
         }
         const from = dictContent.length - back;
         const k = Math.min(n, back);
-        out.set(dictContent.subarray(from, from + k), this.size);
+        copy(out, this.size, dictContent, from, k);
         this.size += k;
         n -= k;
       }
       let src = this.size - offset;
-      if (n > 0 && offset >= n) {
+      if (n > 32 && offset >= n) {
         out.copyWithin(this.size, src, src + n);
         this.size += n;
       } else {
@@ -698,16 +728,21 @@ export class FrameDecoder {
     predefined: FseTable,
     maxSymbol: number,
     maxLog: number,
-  ): [FseTable, number] {
-    if (mode === 0) return [predefined, pos];
+  ): FseTable {
+    if (mode === 0) return predefined;
     if (mode === 1) {
       if (pos >= end) throw new TruncatedFrame("data ends inside an RLE sequence table");
       if (d[pos] > maxSymbol) throw new DecodeError("RLE sequence symbol out of range");
-      return [rleFse(d[pos]), pos + 1];
+      this.cursor = pos + 1;
+      return rleFse(d[pos]);
     }
-    if (mode === 2) return readFse(d, pos, end, maxSymbol, maxLog);
+    if (mode === 2) {
+      const [table, next] = readFse(d, pos, end, maxSymbol, maxLog);
+      this.cursor = next;
+      return table;
+    }
     if (previous === null) throw new DecodeError("repeated sequence table without an earlier one");
-    return [previous, pos];
+    return previous;
   }
 }
 
@@ -746,14 +781,29 @@ export function decompressFrame(d: Uint8Array, dict: ZstdDictionary | null, limi
   return f.out.length === f.size ? f.out : f.out.slice(0, f.size);
 }
 
-/** Decode the content of one compressed block, the whole of a zstd-block payload (method 1). */
-export function decompressBlock(payload: Uint8Array, dict: ZstdDictionary | null, maxSize: number): Uint8Array {
-  if (payload.length === 0 || payload.length >= BLOCK_MAX) {
-    throw new DecodeError(`zstd-block payload of ${payload.length} bytes is outside 1..131071`);
+// One block decoder per dictionary, its 128 KiB output reused by every zstd-block frame: a new
+// decoder per frame cost more than decoding a small message. Decoding is synchronous, so no two
+// frames ever share one at a time.
+const BLOCK_DECODERS = new WeakMap<ZstdDictionary, FrameDecoder>();
+let plainBlockDecoder: FrameDecoder | null = null;
+
+/**
+ * Decode the content of one compressed block, the whole of a zstd-block payload (method 1):
+ * `data[start..)`, so that a frame's payload needs no view of its own.
+ */
+export function decompressBlock(data: Uint8Array, start: number, dict: ZstdDictionary | null, maxSize: number): Uint8Array {
+  const size = data.length - start;
+  if (size <= 0 || size >= BLOCK_MAX) throw new DecodeError(`zstd-block payload of ${size} bytes is outside 1..131071`);
+  let f = dict === null ? plainBlockDecoder : BLOCK_DECODERS.get(dict);
+  if (f === undefined || f === null) {
+    f = new FrameDecoder(dict, BLOCK_MAX, BLOCK_MAX);
+    if (dict === null) plainBlockDecoder = f;
+    else BLOCK_DECODERS.set(dict, f);
+  } else {
+    f.reset();
   }
-  const f = new FrameDecoder(dict, BLOCK_MAX, Math.min(BLOCK_MAX, maxSize, payload.length * 16 + 64));
-  f.block(payload, 0, payload.length, 2, payload.length, Math.min(maxSize, BLOCK_MAX));
-  return f.out.subarray(0, f.size);
+  f.block(data, start, data.length, 2, size, Math.min(maxSize, BLOCK_MAX));
+  return f.out.slice(0, f.size);
 }
 
 const ZSTD_MAGIC = 0xfd2fb528;

@@ -8,12 +8,15 @@ more each second; a delta route, so that a page polling it gets each version cod
 one it holds), stream orders at ``/stream``, and expose Prometheus metrics at ``/metrics``. The
 FastAPI one also sends orders as server-sent events at ``/events``, echoes WebSocket messages at
 ``/ws/echo`` (a Zeroc session each way for clients that offer one, spec/HTTP.md §5) and sends
-every subscriber of ``/ws/feed`` the same orders (fan-out: each coded once for all).
+every subscriber of ``/ws/feed`` the same orders (fan-out: each coded once for all). Run from a
+checkout whose TypeScript package is built (``make js``), both serve it at ``/js/`` for pages to
+import (``import("/js/index.js")``).
 """
 
 import time
 from collections.abc import AsyncIterator, Iterator
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import zeroc
@@ -22,6 +25,8 @@ from zeroc.http._server import Route
 from zeroc.workloads import Order, generate
 
 ORDERS = generate("order", 1000, seed=99)
+# The TypeScript package as `make js` builds it, where the demo runs from a checkout.
+JS_DIST = Path(__file__).resolve().parents[3] / "js" / "dist"
 EVENTS = 20  # server-sent events /events sends before it waits
 
 
@@ -146,6 +151,10 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
                 await ws.send_bytes(message["bytes"])
 
     app.mount("/metrics", make_asgi_app(registry))
+    if JS_DIST.is_dir():
+        from starlette.staticfiles import StaticFiles
+
+        app.mount("/js", StaticFiles(directory=JS_DIST))
     options.setdefault("minimum_size", 256)
     app.add_middleware(
         ZerocMiddleware,  # type: ignore[arg-type]  # Starlette's factory protocol is stricter than ASGI
@@ -173,6 +182,14 @@ def create_wsgi_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     @app.get("/orders/<int:i>")
     def order(i: int) -> Any:
         return jsonify(ORDERS[i % len(ORDERS)])
+
+    if JS_DIST.is_dir():
+
+        @app.get("/js/<path:name>")
+        def package(name: str) -> Any:
+            from flask import send_from_directory
+
+            return send_from_directory(JS_DIST, name)
 
     @app.post("/orders/echo")
     def echo() -> Any:
