@@ -252,3 +252,35 @@ def test_invalid_container_vector_raises_the_named_error(v: dict[str, Any]) -> N
 
     with pytest.raises(getattr(zeroc, v["error"])):
         ContainerReader(io.BytesIO((VECTORS / v["file"]).read_bytes())).document()
+
+
+PORTABLE = json.loads((VECTORS / "containers-portable.json").read_text())
+
+
+@pytest.mark.parametrize("v", PORTABLE["valid"], ids=lambda v: v["file"])
+def test_portable_container_vector_has_no_pcodec_and_is_written_again(
+    v: dict[str, Any], tmp_path: Path
+) -> None:
+    """A portable file (spec/TABULAR_FORMAT.md §1.2) reads back, names no pcodec encoding, says
+    so in its footer, keeps to it when rows are appended, and is what this writer writes."""
+    import io
+
+    from zeroc.tabular import ContainerReader, append, pack
+
+    data = (VECTORS / v["file"]).read_bytes()
+    reader = ContainerReader(io.BytesIO(data))
+    assert reader.document() == PORTABLE["document"] and reader.footer["portable"] is True
+    assert b"pco" not in data
+    out = io.BytesIO()
+    pack(PORTABLE["document"], out, chunk_rows=v["chunk_rows"], portable=True)
+    assert out.getvalue() == data
+    default = io.BytesIO()
+    pack(PORTABLE["document"], default, chunk_rows=v["chunk_rows"])
+    assert b"pco" in default.getvalue()  # without the profile, pcodec wins some columns
+    path = tmp_path / "appended.zct"
+    path.write_bytes(data)
+    rows = PORTABLE["document"]["rows"]
+    append(path, rows[:300], chunk_rows=v["chunk_rows"])
+    grown = path.read_bytes()
+    assert b"pco" not in grown
+    assert ContainerReader(io.BytesIO(grown)).rows(500, 800) == rows[:300]

@@ -20,5 +20,7 @@ export {
   ZerocError,
 } from "./errors.js";
 export { parseJSON } from "./json.js";
+export { Table, decodeBlock } from "./tabular.js";
+export type { Column, ColumnOptions, TableLimits } from "./tabular.js";
 export { ZstdDictionary, zstdDecompress } from "./zstd.js";
 export type { ZstdOptions } from "./zstd.js";

@@ -16,6 +16,11 @@ export function parseJSON(bytes: Uint8Array): unknown {
   } catch {
     throw new DecodeError("json serialization is not UTF-8");
   }
+  return parseJSONText(text);
+}
+
+/** parseJSON for text already decoded. */
+export function parseJSONText(text: string): unknown {
   if (text.charCodeAt(0) !== 0x20 && !LONG_DIGITS.test(text)) {
     try {
       return JSON.parse(text);

@@ -1,15 +1,18 @@
 """Write golden vectors of the .zct container (spec/TABULAR_FORMAT.md §2): the same document as
-version 1 and as version 2 (checksummed), and a version-2 file with one flipped bit. Released
-vectors are never edited.
+version 1 and as version 2 (checksummed), and a version-2 file with one flipped bit
+(containers.json); a portable file of a time series, every kind of column but pcodec's
+(containers-portable.json). Released vectors are never edited.
 
-python spec/vectors/make_container_vectors.py        # refuses to overwrite existing files
+python spec/vectors/make_container_vectors.py        # writes the sets not yet written
 """
 
 from __future__ import annotations
 
 import io
 import json
+import random
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from zeroc.tabular import pack
@@ -23,7 +26,50 @@ DOCUMENT = {
 }
 
 
+def series(n: int) -> dict[str, object]:
+    """A time series of ``n`` readings: irregular ISO timestamps, prices of two decimals, counts,
+    flags and a few labels; long enough (over 256 rows) that a default file would use pcodec."""
+    rng = random.Random(7)
+    t, price, rows = 1_700_000_000, 100.0, []
+    for i in range(n):
+        t += rng.choice([1, 1, 2, 5, 60])
+        price = round(price + rng.uniform(-0.5, 0.5), 2)
+        rows.append(
+            {
+                "t": datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "price": price,
+                "volume": rng.randrange(1, 10_000),
+                "up": rng.random() < 0.5,
+                "venue": rng.choice(["XNYS", "XNAS", "BATS", "ARCA"]),
+                "seq": i,
+            }
+        )
+    return {"symbol": "ZRC", "rows": rows}
+
+
+def portable() -> None:
+    out = HERE / "containers-portable.json"
+    if out.exists():
+        print(f"{out} exists: released vectors are never edited")
+        return
+    document = series(500)
+    buf = io.BytesIO()
+    pack(document, buf, chunk_rows=400, portable=True)
+    name = "container-2-portable.zct"
+    (HERE / name).write_bytes(buf.getvalue())
+    assert b"pco" not in buf.getvalue()
+    doc = {
+        "spec": "spec/TABULAR_FORMAT.md sections 1.2 (portable blocks) and 2",
+        "document": document,
+        "valid": [{"file": name, "version": 2, "chunk_rows": 400, "portable": True}],
+        "invalid": [],
+    }
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def main() -> None:
+    portable()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

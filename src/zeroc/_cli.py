@@ -423,7 +423,8 @@ def bench_cmd(
     show_default=True,
     help="CRC-32 of every chunk and of the footer (container version 2)",
 )
-def pack_cmd(input: str, output: str, chunk_rows: int, checksum: bool) -> None:
+@click.option("--portable", is_flag=True, help="no pcodec encodings: readable by the browser package (js/)")
+def pack_cmd(input: str, output: str, chunk_rows: int, checksum: bool, portable: bool) -> None:
     """Pack a JSON document (a table of rows, or any JSON) into a seekable .zct container."""
     from zeroc.tabular import pack_file
 
@@ -431,7 +432,9 @@ def pack_cmd(input: str, output: str, chunk_rows: int, checksum: bool) -> None:
         click.echo(f"pack: {rows:,} rows", err=True)
 
     with open(input, "rb") as src, open(output, "wb") as out:
-        rows = pack_file(src, out, chunk_rows=chunk_rows, progress=progress, checksum=checksum)
+        rows = pack_file(
+            src, out, chunk_rows=chunk_rows, progress=progress, checksum=checksum, portable=portable
+        )
     size_in, size_out = Path(input).stat().st_size, Path(output).stat().st_size
     click.echo(
         f"{output}: {rows:,} rows, {size_out:,} bytes ({size_out / max(size_in, 1):.3f} of {size_in:,})",

@@ -12,6 +12,7 @@ cannot; zstd-19 wins short and repetitive streams, so both are tried.
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,12 @@ ZSTD_LEVEL = 19
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _DIGITS = re.compile(r"^(.*?)(0|[1-9][0-9]{0,17})$", re.S)
 
+
+# Whether the block being written is portable (spec/TABULAR_FORMAT.md §1.2): no pcodec, so that
+# readers without it (the browser package) read every column. A context variable, set by
+# encode_block for the block it writes, rather than a parameter of every encoder: they call one
+# another from a dozen places, and the choice belongs to the block, not to a column.
+PORTABLE: ContextVar[bool] = ContextVar("portable", default=False)
 
 BIG_STREAM = 32 * 1024  # zstd-19 costs ~150 ms per 160 KB column; level 9 is close in size there
 
@@ -67,9 +74,11 @@ def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
         return {"enc": "series", "start": first, "step": int(diffs[0])}, b""
     if n <= INLINE:
         return {"enc": "inline", "values": values.tolist()}, b""
-    from pcodec import ChunkConfig, standalone
+    candidates = []
+    if not PORTABLE.get():
+        from pcodec import ChunkConfig, standalone
 
-    candidates = [({"enc": "pco"}, standalone.simple_compress(values, ChunkConfig()))]
+        candidates.append(({"enc": "pco"}, standalone.simple_compress(values, ChunkConfig())))
     with np.errstate(over="ignore"):
         delta = np.concatenate(([values[0]], diffs)).astype("<i8")
     candidates.append(({"enc": "zstd-delta"}, _zstd(delta.tobytes())))
@@ -153,10 +162,10 @@ def encode_floats(values: list[float]) -> tuple[dict[str, Any], bytes]:
                 return {"enc": "decimal", "scale": k, "ints": head}, payload
     if len(values) <= INLINE:
         return {"enc": "inline", "values": [repr(v) for v in values]}, b""
-    from pcodec import ChunkConfig, standalone
-
     candidates = []
-    if np.isfinite(arr).all():
+    if np.isfinite(arr).all() and not PORTABLE.get():
+        from pcodec import ChunkConfig, standalone
+
         candidates.append(({"enc": "f64-pco"}, standalone.simple_compress(arr, ChunkConfig())))
     if not candidates or arr.nbytes < BIG_STREAM:  # on big float columns pcodec wins (REFERENCE.md)
         candidates.append(({"enc": "f64-zstd"}, _zstd(arr.tobytes())))

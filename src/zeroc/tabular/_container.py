@@ -46,7 +46,8 @@ class ContainerWriter:
 
     Holds at most one chunk of rows in memory. ``path`` is where the rows sit in the document
     (``None``: the container holds one whole document as its only row); ``skeleton`` — the
-    document without its rows — may be set any time before ``close()``.
+    document without its rows — may be set any time before ``close()``. ``portable`` writes
+    no pcodec encodings (readable in browsers, spec/TABULAR_FORMAT.md §1.2).
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class ContainerWriter:
         path: list[str] | None = None,
         chunk_rows: int = CHUNK_ROWS,
         checksum: bool = True,
+        portable: bool = False,
         _footer: dict[str, Any] | None = None,
     ) -> None:
         if chunk_rows < 1:
@@ -69,7 +71,10 @@ class ContainerWriter:
             version = VERSION if checksum else 1
             file.write(HEADERS[version])
             _footer = {"format": version, "path": path, "rows": 0, "chunks": [], "skeleton": None}
+            if portable:
+                _footer["portable"] = True
         self.footer = _footer
+        self.portable = _footer.get("portable") is True
         self.checksummed = _footer["format"] == 2
 
     def _put(self, block: bytes) -> list[int]:
@@ -90,7 +95,7 @@ class ContainerWriter:
 
     def flush(self) -> None:
         if self.buffer:
-            entry = self._put(encode_block(self.buffer))
+            entry = self._put(encode_block(self.buffer, portable=self.portable))
             self.footer["chunks"].append([*entry[:2], len(self.buffer), *entry[2:]])
             self.footer["rows"] += len(self.buffer)
             self.buffer, self.values = [], 0
@@ -98,7 +103,7 @@ class ContainerWriter:
     def close(self) -> None:
         self.flush()
         if self.footer["path"] and self.skeleton is not None:
-            self.footer["skeleton"] = self._put(encode_block(self.skeleton))
+            self.footer["skeleton"] = self._put(encode_block(self.skeleton, portable=self.portable))
         raw = json.dumps(self.footer, separators=(",", ":")).encode()
         packed = zstd.ZstdCompressor(level=19).compress(raw)
         data = packed if len(packed) < len(raw) else raw  # a raw footer starts with "{"
@@ -330,10 +335,13 @@ def table_path(doc: Any) -> list[str] | None:
     return None
 
 
-def pack(doc: Any, file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS, checksum: bool = True) -> None:
-    """Write an in-memory document as a container (checksummed, version 2, unless told not)."""
+def pack(
+    doc: Any, file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS, checksum: bool = True, portable: bool = False
+) -> None:
+    """Write an in-memory document as a container (checksummed, version 2, unless told not;
+    ``portable``: no pcodec encodings, for browsers)."""
     path = table_path(doc)
-    w = ContainerWriter(file, path=path, chunk_rows=chunk_rows, checksum=checksum)
+    w = ContainerWriter(file, path=path, chunk_rows=chunk_rows, checksum=checksum, portable=portable)
     if path is None:
         w.write(doc)
     elif not path:
@@ -351,6 +359,7 @@ def pack_file(
     chunk_rows: int = CHUNK_ROWS,
     progress: Progress | None = None,
     checksum: bool = True,
+    portable: bool = False,
 ) -> int:
     """Stream a JSON file of any size into a container in bounded memory: one pass over
     ``source`` (which must be seekable) finds the table, a second moves its rows chunk by chunk
@@ -358,24 +367,30 @@ def pack_file(
     import ijson
 
     try:
-        return _pack_file(source, file, chunk_rows, progress, checksum)
+        return _pack_file(source, file, chunk_rows, progress, checksum, portable)
     except ijson.JSONError as exc:
         raise DecodeError("input is not valid JSON: " + " ".join(str(exc).split())) from None
 
 
 def _pack_file(
-    source: IO[bytes], file: BinaryIO, chunk_rows: int, progress: Progress | None, checksum: bool
+    source: IO[bytes],
+    file: BinaryIO,
+    chunk_rows: int,
+    progress: Progress | None,
+    checksum: bool,
+    portable: bool,
 ) -> int:
     import ijson
 
     key = _find_table_key(source)
     source.seek(0)
+    options: dict[str, Any] = {"chunk_rows": chunk_rows, "checksum": checksum, "portable": portable}
     if key is None:
-        w = ContainerWriter(file, chunk_rows=chunk_rows, checksum=checksum)
+        w = ContainerWriter(file, **options)
         w.write(next(ijson.items(source, "", use_float=True)))
         w.close()
         return 1
-    w = ContainerWriter(file, path=[] if key == "" else [key], chunk_rows=chunk_rows, checksum=checksum)
+    w = ContainerWriter(file, path=[] if key == "" else [key], **options)
     skeleton = ijson.ObjectBuilder()
     table_depth = 1 if key == "" else 2  # depth of the table array's items' container
     depth, current, in_table = 0, None, False

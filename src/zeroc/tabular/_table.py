@@ -359,15 +359,20 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
 
 
 # -- blocks ---------------------------------------------------------------------------------------
-def encode_block(value: Any) -> bytes:
-    """One value (usually a list of rows) as a self-contained block.
+def encode_block(value: Any, *, portable: bool = False) -> bytes:
+    """One value (usually a list of rows) as a self-contained block; ``portable``: without
+    pcodec encodings, for readers that lack it (spec/TABULAR_FORMAT.md §1.2).
 
     Layout: uint32 LE size of the binary column payloads, the payloads, then one zstd frame
     holding uint32 LE head size, the JSON head and the text pool — one frame, so key names in
     the head and text in the pool share a context.
     """
     w = _Writer()
-    root = encode_column([value], w)
+    token = C.PORTABLE.set(portable)
+    try:
+        root = encode_column([value], w)
+    finally:
+        C.PORTABLE.reset(token)
     head = json.dumps({"root": root}, separators=(",", ":")).encode()
     parts = b"".join(w.parts)
     text = zstd.ZstdCompressor(level=19).compress(

@@ -1,0 +1,783 @@
+// Column blocks and the .zct container (spec/TABULAR_FORMAT.md): rows, a row range, the whole
+// document, and numeric columns straight into typed arrays. pcodec has no JavaScript decoder:
+// a `pco` column raises UnsupportedFrame, and files written for browsers use the portable
+// profile (`zeroc pack --portable`), whose integer and float columns are zstd.
+
+import { crc32 } from "./crc32.js";
+import { ChecksumMismatch, DecodeError, LimitExceeded, UnsupportedFrame } from "./errors.js";
+import { parseJSON, parseJSONText } from "./json.js";
+import { zstdDecompress } from "./zstd.js";
+
+const MAGIC = [0x5a, 0x52, 0x43, 0x54]; // "ZRCT"
+const TRAILERS: Record<number, number> = { 1: 8, 2: 12 };
+const MAX_FOOTER = 64 * 1024 * 1024;
+export const MAX_VALUES = 1 << 22; // values a column may hold, and the bytes of a block's head and text
+export const MAX_BUILT = 1 << 22; // values one block may build, all columns together
+const MAX_SCALE = 9;
+const TWO32 = 4294967296;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A value absent from an object of a table with several shapes. */
+const MISSING = Symbol("missing");
+
+type Head = Record<string, unknown>;
+/** An integer column: numbers while every value is a safe integer, else BigInts. */
+type Ints = Float64Array | BigInt64Array;
+
+function fail(what: string): never {
+  throw new DecodeError(`malformed block: ${what}`);
+}
+
+function obj(v: unknown, what: string): Head {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) fail(`${what} is not an object`);
+  return v as Head;
+}
+
+function int(v: unknown, what: string): number {
+  if (typeof v !== "number" || !Number.isInteger(v)) fail(`${what} is not an integer`);
+  return v;
+}
+
+/** A head integer as the signed 64-bit value it must be. */
+function i64(v: unknown, what: string): bigint {
+  const b = typeof v === "bigint" ? v : typeof v === "number" && Number.isInteger(v) ? BigInt(v) : null;
+  if (b === null || b < -(1n << 63n) || b >= 1n << 63n) throw new DecodeError(`${what} is not a 64-bit integer`);
+  return b;
+}
+
+/** UTF-8 with surrogates passed through (the writer's "surrogatepass"): lone ones survive. */
+export function utf8Pass(b: Uint8Array): string {
+  try {
+    return UTF8.decode(b);
+  } catch {
+    // Only text holding encoded surrogates (ED A0..BF xx) gets here.
+  }
+  let out = "";
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i];
+    let cp: number;
+    let n: number;
+    if (c < 0x80) [cp, n] = [c, 1];
+    else if (c >= 0xc2 && c < 0xe0) [cp, n] = [c & 0x1f, 2];
+    else if (c >= 0xe0 && c < 0xf0) [cp, n] = [c & 0x0f, 3];
+    else if (c >= 0xf0 && c < 0xf5) [cp, n] = [c & 0x07, 4];
+    else fail("text is not UTF-8");
+    if (i + n > b.length) fail("text ends inside a UTF-8 sequence");
+    for (let k = 1; k < n; k++) {
+      if ((b[i + k] & 0xc0) !== 0x80) fail("text is not UTF-8");
+      cp = (cp << 6) | (b[i + k] & 0x3f);
+    }
+    if ((n === 3 && cp < 0x800) || (n === 4 && (cp < 0x10000 || cp > 0x10ffff))) fail("text is not UTF-8");
+    out += String.fromCodePoint(cp);
+    i += n;
+  }
+  return out;
+}
+
+/** What decoding a block reads from: payloads in order, the text pool, the value budget. */
+class Reader {
+  pos = 4;
+  poolPos = 0;
+  budget: number;
+
+  constructor(
+    readonly data: Uint8Array,
+    readonly pool: Uint8Array,
+    readonly limit: number,
+    readonly maxBuilt: number,
+  ) {
+    this.budget = maxBuilt;
+  }
+
+  spend(n: number): void {
+    this.budget -= n;
+    if (this.budget < 0) throw new LimitExceeded(`the block would build more than ${this.maxBuilt} values (max_values)`);
+  }
+
+  take(head: Head): Uint8Array {
+    const n = head.len ?? 0;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || this.pos + n > this.data.length) {
+      fail("column payload runs past the block");
+    }
+    const out = this.data.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
+  text(size: unknown): Uint8Array {
+    if (typeof size !== "number" || !Number.isInteger(size) || size < 0 || this.poolPos + size > this.pool.length) {
+      fail("string text runs past the block's pool");
+    }
+    const out = this.pool.subarray(this.poolPos, this.poolPos + size);
+    this.poolPos += size;
+    return out;
+  }
+
+  unzstd(payload: Uint8Array, limit: number): Uint8Array {
+    return zstdDecompress(payload, { maxSize: limit });
+  }
+}
+
+// --- typed encodings ---------------------------------------------------------------------------
+
+function decodeInts(head: Head, payload: Uint8Array, n: number, r: Reader): Ints {
+  const enc = head.enc;
+  if (enc === "empty") return new Float64Array(0);
+  if (enc === "const") return fill(i64(head.value, "a constant column's value"), n);
+  if (enc === "series") {
+    const start = i64(head.start, "a series' start");
+    const step = i64(head.step, "a series' step");
+    if (n && (start + step * BigInt(n - 1) < -(1n << 63n) || start + step * BigInt(n - 1) >= 1n << 63n)) {
+      throw new DecodeError("an integer series runs past 64 bits");
+    }
+    const s = Number(start);
+    const d = Number(step);
+    const last = s + d * (n - 1);
+    if (Number.isSafeInteger(s) && Number.isSafeInteger(d) && Number.isSafeInteger(last)) {
+      const out = new Float64Array(n);
+      for (let i = 0; i < n; i++) out[i] = s + d * i;
+      return out;
+    }
+    const out = new BigInt64Array(n);
+    for (let i = 0; i < n; i++) out[i] = start + step * BigInt(i);
+    return out;
+  }
+  if (enc === "inline") {
+    const values = head.values;
+    if (!Array.isArray(values) || values.length !== n) throw new DecodeError("inline integer column has the wrong length");
+    const big = values.map((v) => i64(v, "an inline integer"));
+    return fromBig(big);
+  }
+  if (enc === "pco") {
+    throw new UnsupportedFrame("a pco (pcodec) column: write the file with the portable profile to read it here");
+  }
+  if (enc === "zstd-delta") {
+    const raw = r.unzstd(payload, n * 8);
+    if (raw.length !== n * 8) throw new DecodeError(`integer column holds ${raw.length / 8} values, expected ${n}`);
+    return cumsum(raw, n);
+  }
+  throw new DecodeError(`unknown integer encoding ${JSON.stringify(enc)}`);
+}
+
+function fill(v: bigint, n: number): Ints {
+  if (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)) return new Float64Array(n).fill(Number(v));
+  return new BigInt64Array(n).fill(v);
+}
+
+function fromBig(values: bigint[]): Ints {
+  const safe = values.every((v) => v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER));
+  return safe ? Float64Array.from(values, Number) : BigInt64Array.from(values);
+}
+
+/** int64 LE deltas → values (wrapping as int64 does): in doubles while exact, else BigInts. */
+function cumsum(raw: Uint8Array, n: number): Ints {
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const out = new Float64Array(n);
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const lo = view.getUint32(8 * i, true);
+    const hi = view.getInt32(8 * i + 4, true);
+    if (hi < -0x200000 || hi >= 0x200000) return cumsumBig(view, n);
+    sum += hi * TWO32 + lo;
+    if (sum > Number.MAX_SAFE_INTEGER || sum < Number.MIN_SAFE_INTEGER) return cumsumBig(view, n);
+    out[i] = sum;
+  }
+  return out;
+}
+
+function cumsumBig(view: DataView, n: number): Ints {
+  const out = new BigInt64Array(n);
+  let sum = 0n;
+  for (let i = 0; i < n; i++) {
+    sum = BigInt.asIntN(64, sum + view.getBigInt64(8 * i, true));
+    out[i] = sum;
+  }
+  return fromBig(Array.from(out));
+}
+
+function decodeFloats(head: Head, payload: Uint8Array, n: number, r: Reader): Float64Array {
+  const enc = head.enc;
+  if (enc === "decimal") {
+    const scale = head.scale;
+    if (typeof scale !== "number" || !Number.isInteger(scale) || scale < 0 || scale > MAX_SCALE) {
+      throw new DecodeError(`decimal scale ${String(scale).slice(0, 20)} is outside 0..${MAX_SCALE}`);
+    }
+    const ints = decodeInts(obj(head.ints, "a decimal's integers"), payload, n, r);
+    const div = 10 ** scale;
+    const out = new Float64Array(n);
+    // numpy divides int64 by the float 10^k: the same correctly rounded quotient as here.
+    for (let i = 0; i < n; i++) out[i] = Number(ints[i]) / div;
+    return out;
+  }
+  if (enc === "inline") {
+    const values = head.values;
+    if (!Array.isArray(values) || values.length !== n) throw new DecodeError("inline float column has the wrong length");
+    return Float64Array.from(values, (v) => {
+      if (typeof v !== "string") fail("an inline float is not a string");
+      const x = v === "nan" ? NaN : v === "inf" ? Infinity : v === "-inf" ? -Infinity : Number(v);
+      if (Number.isNaN(x) && v !== "nan") fail(`bad inline float ${v.slice(0, 20)}`);
+      return x;
+    });
+  }
+  if (enc === "f64-zstd") {
+    const raw = r.unzstd(payload, n * 8);
+    if (raw.length !== n * 8) throw new DecodeError(`float column holds ${raw.length / 8} values, expected ${n}`);
+    const out = new Float64Array(n);
+    new Uint8Array(out.buffer).set(raw); // little-endian, as every browser is
+    return out;
+  }
+  if (enc === "f64-pco") {
+    throw new UnsupportedFrame("a pco (pcodec) column: write the file with the portable profile to read it here");
+  }
+  throw new DecodeError(`unknown float encoding ${JSON.stringify(enc)}`);
+}
+
+function decodeBools(head: Head, payload: Uint8Array, n: number, r: Reader): Uint8Array {
+  if (head.enc === "const") return new Uint8Array(n).fill(head.value ? 1 : 0);
+  if (head.enc === "inline") {
+    const values = head.values;
+    if (!Array.isArray(values) || values.length !== n) throw new DecodeError("inline boolean column has the wrong length");
+    return Uint8Array.from(values, (v) => (v ? 1 : 0));
+  }
+  if (head.enc !== "bits") throw new DecodeError(`unknown boolean encoding ${JSON.stringify(head.enc)}`);
+  const bits = r.unzstd(payload, (n + 7) >> 3);
+  if (bits.length * 8 < n) throw new DecodeError("boolean column is short");
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = (bits[i >> 3] >> (7 - (i & 7))) & 1;
+  return out;
+}
+
+const UNITS: Record<string, number> = { D: 86_400_000, s: 1000, ms: 1, us: 0.001 };
+
+/** A datetime column's integers as epoch milliseconds. */
+function epochMs(unit: string, v: number | bigint): number {
+  return unit === "us" ? Number(v) / 1000 : Number(v) * UNITS[unit];
+}
+
+function pad(v: number, width: number): string {
+  return String(v).padStart(width, "0");
+}
+
+/** numpy's datetime_as_string for units D, s, ms and us (the writer kept only what it renders back). */
+function isoString(unit: string, v: number | bigint, z: boolean): string {
+  let ms: number;
+  let micros = 0;
+  if (unit === "us") {
+    const b = BigInt(v);
+    const m = b >= 0n ? b / 1000n : -((-b + 999n) / 1000n);
+    ms = Number(m);
+    micros = Number(b - m * 1000n);
+  } else {
+    ms = Number(v) * UNITS[unit];
+  }
+  const d = new Date(ms);
+  if (Number.isNaN(d.getTime())) fail("a timestamp out of range");
+  const y = d.getUTCFullYear();
+  let s = `${y < 0 ? "-" + pad(-y, 4) : pad(y, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
+  if (unit !== "D") {
+    s += `T${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
+    if (unit === "ms") s += `.${pad(d.getUTCMilliseconds(), 3)}`;
+    if (unit === "us") s += `.${pad(d.getUTCMilliseconds(), 3)}${pad(micros, 3)}`;
+  }
+  return z ? s + "Z" : s;
+}
+
+function decodeStrings(head: Head, payload: Uint8Array, n: number, r: Reader): string[] {
+  const enc = head.enc;
+  if (enc === "empty") return [];
+  if (enc === "const") {
+    if (typeof head.value !== "string") fail("a constant string column's value is not a string");
+    return new Array<string>(n).fill(head.value);
+  }
+  if (enc === "datetime") {
+    const unit = head.unit as string;
+    if (!(unit in UNITS)) throw new DecodeError(`unknown datetime unit ${JSON.stringify(unit)}`);
+    const ints = decodeInts(obj(head.ints, "a datetime's integers"), payload, n, r);
+    return Array.from(ints as ArrayLike<number | bigint>, (v) => isoString(unit, v, head.z === true));
+  }
+  if (enc === "prefix-int") {
+    if (typeof head.prefix !== "string") fail("a prefix is not a string");
+    const ints = decodeInts(obj(head.ints, "a prefix column's integers"), payload, n, r);
+    return Array.from(ints as ArrayLike<number | bigint>, (v) => `${head.prefix}${v}`);
+  }
+  if (enc === "dict") {
+    const table = obj(head.table, "a string dictionary");
+    const codes = decodeInts(obj(head.codes, "a string dictionary's codes"), payload, n, r);
+    const count = table.count ?? -1;
+    if (typeof count !== "number" || !Number.isInteger(count)) throw new DecodeError("string dictionary has a bad size");
+    const values = decodeStrings(table, new Uint8Array(0), count, r);
+    const out = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      const c = Number(codes[i]);
+      if (!(c >= 0 && c < values.length)) throw new DecodeError("string dictionary codes out of range");
+      out[i] = values[c];
+    }
+    return out;
+  }
+  if (enc === "text") {
+    const blob = r.text(head.size);
+    if (head.lengths === undefined) {
+      if (n === 0) return [];
+      const items: string[] = [];
+      let start = 0;
+      for (let i = 0; i <= blob.length; i++) {
+        if (i === blob.length || blob[i] === 0) {
+          items.push(utf8Pass(blob.subarray(start, i)));
+          start = i + 1;
+        }
+      }
+      if (n >= 0 && items.length !== n) throw new DecodeError("string column holds the wrong number of values");
+      return items;
+    }
+    const lengths = decodeInts(obj(head.lengths, "string lengths"), payload, n, r);
+    const out = new Array<string>(n);
+    let pos = 0;
+    for (let i = 0; i < n; i++) {
+      const len = Number(lengths[i]);
+      if (len < 0 || pos + len > blob.length) throw new DecodeError("string lengths do not match the text");
+      out[i] = utf8Pass(blob.subarray(pos, pos + len));
+      pos += len;
+    }
+    if (pos !== blob.length) throw new DecodeError("string lengths do not match the text");
+    return out;
+  }
+  throw new DecodeError(`unknown string encoding ${JSON.stringify(enc)}`);
+}
+
+// --- columns and tables ---------------------------------------------------------------------
+
+const KINDS = ["missing", "null", "bool", "int", "float", "str", "obj", "arr", "other"] as const;
+
+function intValue(v: number | bigint): number | bigint {
+  return typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+}
+
+function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false): unknown[] {
+  if (n > r.limit) throw new LimitExceeded(`a column of ${n} values exceeds the limit of ${r.limit}`);
+  r.spend(n);
+  let tags: Ints | null = null;
+  if (head.tags !== undefined) {
+    const h = obj(head.tags, "a column's tags");
+    tags = decodeInts(h, r.take(h), n, r);
+  }
+  const kinds = obj(head.kinds, "a column's kinds");
+  const parts = new Map<number, unknown[]>();
+  KINDS.forEach((name, kind) => {
+    if (!(name in kinds)) return;
+    const h = obj(kinds[name], `a column's ${name} kind`);
+    let m = n;
+    if (tags !== null) {
+      m = 0;
+      for (let i = 0; i < n; i++) if (Number(tags[i]) === kind) m++;
+    }
+    let part: unknown[];
+    switch (name) {
+      case "missing":
+        if (!allowMissing) throw new DecodeError("a missing value outside a table with several shapes");
+        part = new Array(m).fill(MISSING);
+        break;
+      case "null":
+        part = new Array(m).fill(null);
+        break;
+      case "bool":
+        part = Array.from(decodeBools(h, r.take(h), m, r), (b) => b === 1);
+        break;
+      case "int":
+        part = Array.from(decodeInts(h, r.take(h), m, r) as ArrayLike<number | bigint>, intValue);
+        break;
+      case "float":
+        part = Array.from(decodeFloats(h, r.take(h), m, r));
+        break;
+      case "str":
+        part = decodeStrings(h, r.take(h), m, r);
+        break;
+      case "obj":
+        part = decodeTable(h, r, m);
+        break;
+      case "arr": {
+        const lh = obj(h.lengths, "array lengths");
+        const lengths = decodeInts(lh, r.take(lh), m, r);
+        let total = 0;
+        for (let i = 0; i < m; i++) {
+          const len = Number(lengths[i]);
+          if (len < 0) throw new DecodeError("negative array length");
+          total += len;
+        }
+        const items = decodeColumn(obj(h.items, "array items"), r, total);
+        if (items.length !== total) throw new DecodeError("array lengths do not match their items");
+        part = new Array(m);
+        let pos = 0;
+        for (let i = 0; i < m; i++) {
+          const len = Number(lengths[i]);
+          part[i] = items.slice(pos, pos + len);
+          pos += len;
+        }
+        break;
+      }
+      default: {
+        const text = obj(h.text, "a JSON column's text");
+        part = decodeStrings(text, r.take(h), m, r).map(parseJSONText);
+      }
+    }
+    if (part.length !== m) throw new DecodeError("column part has the wrong number of values");
+    parts.set(kind, part);
+  });
+  if (tags === null) {
+    if (n === 0 && parts.size === 0) return [];
+    if (parts.size !== 1) throw new DecodeError("an untagged column must hold one kind");
+    return parts.values().next().value!;
+  }
+  const at = new Map<number, number>();
+  const out = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = Number(tags[i]);
+    const part = parts.get(t);
+    const k = at.get(t) ?? 0;
+    if (part === undefined || k >= part.length) throw new DecodeError("column tags do not match its parts");
+    out[i] = part[k];
+    at.set(t, k + 1);
+  }
+  return out;
+}
+
+const SAFE = new Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/".split("").map((c) => c.charCodeAt(0)));
+
+/** Python's urllib.parse.quote(v, safe="/"): UTF-8 bytes outside the unreserved set as %XX. */
+function quote(v: string): string {
+  let out = "";
+  for (const b of new TextEncoder().encode(v)) out += SAFE.has(b) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
+  return out;
+}
+
+function derived(h: Head, values: Map<string, unknown[]>, name: string): unknown[] {
+  const source = values.get(h.derived as string);
+  const { prefix, suffix } = h;
+  if (source === undefined || typeof prefix !== "string" || typeof suffix !== "string") {
+    throw new DecodeError(`column ${JSON.stringify(name)} derives from an unknown column`);
+  }
+  const col: unknown[] = source.map((a) => (typeof a === "string" ? prefix + (h.quoted ? quote(a) : a) + suffix : null));
+  const except = h.except ?? [];
+  if (!Array.isArray(except)) fail("bad derived-column exceptions");
+  for (const item of except) {
+    if (!Array.isArray(item) || item.length !== 2) fail("bad derived-column exception");
+    const [i, v] = item;
+    if (!(Number.isInteger(i) && i >= 0 && i < col.length) || typeof v !== "object" || v === null) fail("bad derived-column exception");
+    col[i] = (v as Head).missing ? MISSING : (v as Head).value;
+  }
+  return col;
+}
+
+function decodeTable(head: Head, r: Reader, n: number): Record<string, unknown>[] {
+  const { shapes, columns } = head;
+  if (!Array.isArray(shapes) || !Array.isArray(columns) || shapes.length === 0) throw new DecodeError("table head lacks shapes or columns");
+  for (const s of shapes) if (!Array.isArray(s) || !s.every((k) => typeof k === "string")) fail("a table shape is not a list of keys");
+  let ids: Ints | null = null;
+  if (shapes.length > 1) {
+    const h = obj(head.shape_ids, "a table's shape ids");
+    ids = decodeInts(h, r.take(h), n, r);
+  }
+  const values = new Map<string, unknown[]>();
+  for (const entry of columns) {
+    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "string") throw new DecodeError("bad column entry");
+    const h = obj(entry[1], "a column");
+    const col = "derived" in h ? derived(h, values, entry[0]) : decodeColumn(h, r, n, shapes.length > 1);
+    if (col.length !== n) throw new DecodeError(`column ${JSON.stringify(entry[0])} holds ${col.length} values, expected ${n}`);
+    values.set(entry[0], col);
+  }
+  const rows = new Array<Record<string, unknown>>(n);
+  if (shapes.length === 1) {
+    const keys = shapes[0] as string[];
+    const cols = keys.map((k) => values.get(k));
+    if (cols.some((c) => c === undefined) || values.size !== keys.length) throw new DecodeError("table shape does not match its columns");
+    for (let i = 0; i < n; i++) {
+      const row: Record<string, unknown> = {};
+      for (let k = 0; k < keys.length; k++) setKey(row, keys[k], cols[k]![i]);
+      rows[i] = row;
+    }
+    return rows;
+  }
+  for (let i = 0; i < n; i++) {
+    const s = Number(ids![i]);
+    const keys = shapes[s] as string[] | undefined;
+    if (keys === undefined || s < 0) throw new DecodeError("shape id out of range");
+    const row: Record<string, unknown> = {};
+    for (const k of keys) {
+      const col = values.get(k);
+      if (col === undefined) throw new DecodeError("table shape does not match its columns");
+      if (col[i] === MISSING) throw new DecodeError("a value is missing where the shape has its key");
+      setKey(row, k, col[i]);
+    }
+    rows[i] = row;
+  }
+  return rows;
+}
+
+/** A key of a row, "__proto__" included, as an own property. */
+function setKey(row: Record<string, unknown>, key: string, v: unknown): void {
+  if (key === "__proto__") Object.defineProperty(row, key, { value: v, enumerable: true, writable: true, configurable: true });
+  else row[key] = v;
+}
+
+// --- blocks -----------------------------------------------------------------------------------
+
+interface Opened {
+  head: Head;
+  r: Reader;
+}
+
+function openBlock(data: Uint8Array, limit: number, maxBuilt: number): Opened {
+  if (data.length < 4) throw new DecodeError("block is shorter than its header");
+  const p = (data[0] | (data[1] << 8) | (data[2] << 16) | (data[3] << 24)) >>> 0;
+  if (4 + p > data.length) throw new DecodeError("block payloads run past the block");
+  const text = zstdDecompress(data.subarray(4 + p), { maxSize: limit });
+  if (text.length < 4) throw new DecodeError("block head runs past its frame");
+  const m = (text[0] | (text[1] << 8) | (text[2] << 16) | (text[3] << 24)) >>> 0;
+  if (text.length < 4 + m) throw new DecodeError("block head runs past its frame");
+  const head = obj(parseJSON(text.subarray(4, 4 + m)), "a block head");
+  return { head, r: new Reader(data.subarray(0, 4 + p), text.subarray(4 + m), limit, maxBuilt) };
+}
+
+/** Decode one column block to its value. */
+export function decodeBlock(data: Uint8Array, limit = MAX_VALUES, maxBuilt = MAX_BUILT): unknown {
+  const { head, r } = openBlock(data, limit, maxBuilt);
+  const out = decodeColumn(obj(head.root, "a block's root"), r, 1);
+  if (r.pos !== r.data.length) throw new DecodeError(`${r.data.length - r.pos} bytes after the block's columns`);
+  if (out.length !== 1) throw new DecodeError("a block holds one value");
+  return out[0];
+}
+
+export interface ColumnOptions {
+  /** Datetime text columns as epoch milliseconds (Float64Array) instead of strings. */
+  timestamps?: boolean;
+}
+
+/** A column as typed as its values allow. */
+export type Column = Float64Array | BigInt64Array | Uint8Array | unknown[];
+
+/** A block of rows as columns: numbers, booleans and (if asked) timestamps into typed arrays. */
+function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, maxBuilt: number): [Map<string, Column>, number] {
+  const { head, r } = openBlock(data, limit, maxBuilt);
+  const root = obj(obj(head.root, "a block's root").kinds, "a block's root kinds");
+  const arr = obj(root.arr, "a block of rows");
+  const lengths = obj(arr.lengths, "the row count");
+  const items = obj(arr.items, "the rows");
+  const table = (items.kinds as Head | undefined)?.obj as Head | undefined;
+  if (lengths.len !== undefined || items.tags !== undefined || table === undefined || (table.shapes as unknown[]).length !== 1) {
+    const rows = decodeBlock(data, limit, maxBuilt);
+    if (!Array.isArray(rows)) fail("block does not hold rows");
+    const names = [...new Set(rows.flatMap((row) => Object.keys(obj(row, "a row"))))];
+    return [new Map(names.map((k) => [k, rows.map((row) => (row as Head)[k] ?? null)])), rows.length];
+  }
+  const n = (decodeInts(lengths, new Uint8Array(0), 1, r) as ArrayLike<number>)[0];
+  if (typeof n !== "number" || n > limit) throw new LimitExceeded(`a table of ${n} rows exceeds the limit of ${limit}`);
+  r.spend(1);
+  const out = new Map<string, Column>();
+  for (const entry of table.columns as [string, Head][]) {
+    const [name, h] = entry;
+    const kinds = (h.kinds ?? {}) as Head;
+    const only = Object.keys(kinds);
+    if ("derived" in h) {
+      out.set(name, derived(h, out as Map<string, unknown[]>, name).map((v) => (v === MISSING ? null : v)));
+    } else if (h.tags === undefined && only.length === 1 && ["int", "float", "bool"].includes(only[0])) {
+      const k = obj(kinds[only[0]], "a column");
+      r.spend(n);
+      const p = r.take(k);
+      out.set(name, only[0] === "int" ? decodeInts(k, p, n, r) : only[0] === "float" ? decodeFloats(k, p, n, r) : decodeBools(k, p, n, r));
+    } else if (options.timestamps && h.tags === undefined && only.length === 1 && only[0] === "str" && obj(kinds.str, "a column").enc === "datetime") {
+      const k = obj(kinds.str, "a column");
+      r.spend(n);
+      const ints = decodeInts(obj(k.ints, "a datetime's integers"), r.take(k), n, r);
+      const ms = new Float64Array(n);
+      for (let i = 0; i < n; i++) ms[i] = epochMs(k.unit as string, ints[i]);
+      out.set(name, ms);
+    } else {
+      out.set(name, decodeColumn(h, r, n));
+    }
+  }
+  return [out, n];
+}
+
+// --- the container ------------------------------------------------------------------------------
+
+interface Footer {
+  format: number;
+  path: string[] | null;
+  rows: number;
+  chunks: number[][];
+  skeleton: number[] | null;
+}
+
+export interface TableLimits {
+  /** Largest chunk read, in bytes. */
+  maxChunkBytes?: number;
+  /** Values one chunk may build. */
+  maxValues?: number;
+}
+
+/** A .zct container held in memory: rows, ranges, columns and the document, chunk by chunk. */
+export class Table {
+  private readonly footer: Footer;
+  private readonly starts: number[] = [];
+  private readonly maxChunkBytes: number;
+  private readonly maxValues: number;
+
+  private constructor(
+    private readonly data: Uint8Array,
+    limits: TableLimits,
+  ) {
+    this.maxChunkBytes = limits.maxChunkBytes ?? 1 << 28;
+    this.maxValues = limits.maxValues ?? MAX_BUILT;
+    this.footer = readFooter(data);
+    let total = 0;
+    for (const entry of this.footer.chunks) {
+      this.starts.push(total);
+      total += entry[2];
+    }
+    if (total !== this.footer.rows) throw new DecodeError("container footer's row counts disagree");
+  }
+
+  /** Open a container: its trailer, footer and index are checked now, chunks when read. */
+  static open(data: Uint8Array, limits: TableLimits = {}): Table {
+    return new Table(data, limits);
+  }
+
+  get length(): number {
+    return this.footer.rows;
+  }
+
+  /** Where the rows sit in the document: null (the document is the only row), [] or [key]. */
+  get path(): string[] | null {
+    return this.footer.path;
+  }
+
+  private block(offset: number, length: number, check?: number): Uint8Array {
+    if (length > this.maxChunkBytes) throw new DecodeError(`a ${length}-byte chunk exceeds the limit`);
+    const data = this.data.subarray(offset, offset + length);
+    if (check !== undefined && crc32(data) !== check) throw new ChecksumMismatch(`the block at byte ${offset} fails its CRC-32`);
+    return data;
+  }
+
+  private chunks(start: number, stop: number): [number, number[]][] {
+    const out: [number, number[]][] = [];
+    this.footer.chunks.forEach((entry, i) => {
+      const first = this.starts[i];
+      if (first + entry[2] > start && first < stop) out.push([first, entry]);
+    });
+    return out;
+  }
+
+  private range(start?: number, stop?: number): [number, number] {
+    const n = this.length;
+    const norm = (v: number | undefined, d: number) => (v === undefined ? d : v < 0 ? Math.max(n + v, 0) : Math.min(v, n));
+    return [norm(start, 0), norm(stop, n)];
+  }
+
+  /** Rows start..stop, as `rows.slice(start, stop)` would be; only their chunks are decoded. */
+  rows(start?: number, stop?: number): unknown[] {
+    const [a, b] = this.range(start, stop);
+    const out: unknown[] = [];
+    for (const [first, [offset, length, n, check]] of this.chunks(a, b)) {
+      const rows = decodeBlock(this.block(offset, length, check), MAX_VALUES, this.maxValues);
+      if (!Array.isArray(rows) || rows.length !== n) throw new DecodeError(`a chunk does not hold its ${n} rows`);
+      out.push(...rows.slice(Math.max(a - first, 0), b - first));
+    }
+    return out;
+  }
+
+  /**
+   * Rows start..stop as columns: integers as Float64Array (BigInt64Array past 2^53), floats as
+   * Float64Array, booleans as Uint8Array, datetime text as epoch milliseconds when
+   * `timestamps` is set, anything else as an array of values; no object per row is built.
+   */
+  columns(start?: number, stop?: number, options: ColumnOptions = {}): Record<string, Column> {
+    const [a, b] = this.range(start, stop);
+    const pieces: [number, Map<string, Column>][] = [];
+    for (const [first, [offset, length, n, check]] of this.chunks(a, b)) {
+      const [cols, count] = blockColumns(this.block(offset, length, check), options, MAX_VALUES, this.maxValues);
+      if (count !== n || [...cols.values()].some((c) => c.length !== n)) throw new DecodeError(`a chunk does not hold its ${n} rows`);
+      const lo = Math.max(a - first, 0);
+      const hi = Math.min(b - first, n);
+      pieces.push([hi - lo, new Map([...cols].map(([k, c]) => [k, c.slice(lo, hi) as Column]))]);
+    }
+    const names = [...new Set(pieces.flatMap(([, p]) => [...p.keys()]))];
+    const out: Record<string, Column> = {};
+    for (const k of names) {
+      const parts = pieces.map(([count, p]) => p.get(k) ?? new Array(count).fill(null));
+      out[k] = concat(parts);
+    }
+    return out;
+  }
+
+  /** The whole document: the skeleton with the rows put back at their path. */
+  document(): unknown {
+    const rows = this.rows();
+    const path = this.footer.path;
+    if (path === null) {
+      if (rows.length !== 1) throw new DecodeError("a container without a table path holds one document");
+      return rows[0];
+    }
+    if (path.length === 0) return rows;
+    const where = this.footer.skeleton;
+    if (where === null) throw new DecodeError("container footer lacks the document skeleton");
+    const skeleton = decodeBlock(this.block(where[0], where[1], where[2]), MAX_VALUES, this.maxValues);
+    let holder = skeleton as Head;
+    for (const key of path.slice(0, -1)) holder = obj(holder?.[key], "the table's path");
+    if (typeof holder !== "object" || holder === null) fail("the table's path is not in the document skeleton");
+    holder[path[path.length - 1]] = rows;
+    return skeleton;
+  }
+}
+
+function concat(parts: Column[]): Column {
+  if (parts.length === 1) return parts[0];
+  const kind = parts[0].constructor;
+  if (parts.every((p) => p.constructor === kind) && kind !== Array) {
+    const total = parts.reduce((s, p) => s + p.length, 0);
+    const out = new (kind as Float64ArrayConstructor)(total);
+    let o = 0;
+    for (const p of parts) {
+      out.set(p as Float64Array, o);
+      o += p.length;
+    }
+    return out;
+  }
+  return parts.flatMap((p) => Array.from(p as ArrayLike<unknown>));
+}
+
+function readFooter(data: Uint8Array): Footer {
+  const version = data[4];
+  const header = MAGIC.every((b, i) => data[i] === b) && (version === 1 || version === 2) && !data[5] && !data[6] && !data[7];
+  if (!header || data.length < 8 + TRAILERS[version]) throw new DecodeError("not a Zeroc container (.zct): bad magic or version");
+  const trailer = TRAILERS[version];
+  const tail = data.subarray(data.length - trailer);
+  if (!MAGIC.every((b, i) => tail[trailer - 4 + i] === b)) throw new DecodeError("container is truncated: no footer magic at the end");
+  const u32 = (b: Uint8Array, at: number) => (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24)) >>> 0;
+  const length = u32(tail, trailer - 8);
+  const offset = data.length - trailer - length;
+  if (length > MAX_FOOTER || offset < 8) throw new DecodeError("container footer length is invalid");
+  const raw = data.subarray(offset, offset + length);
+  if (version === 2 && crc32(raw) !== u32(tail, 0)) throw new ChecksumMismatch("the container's footer fails its CRC-32");
+  const footer = parseJSON(raw[0] === 0x7b ? raw : zstdDecompress(raw, { maxSize: MAX_FOOTER })) as Footer;
+  const path = footer?.path;
+  const ok =
+    typeof footer === "object" &&
+    footer !== null &&
+    footer.format === version &&
+    Array.isArray(footer.chunks) &&
+    Number.isInteger(footer.rows) &&
+    "path" in footer &&
+    (path === null || (Array.isArray(path) && path.every((k) => typeof k === "string")));
+  if (!ok) throw new DecodeError("container footer lacks its index");
+  const checked = version === 2 ? 1 : 0;
+  let end = 8;
+  const valid = (e: unknown, size: number, after: number) =>
+    Array.isArray(e) && e.length === size && e.every((x) => Number.isInteger(x) && x >= 0) && e[0] >= after && e[0] + e[1] <= offset;
+  for (const entry of footer.chunks) {
+    if (!valid(entry, 3 + checked, end)) throw new DecodeError("container index entry is invalid (out of the file or overlapping)");
+    end = entry[0] + entry[1];
+  }
+  const skeleton = footer.skeleton ?? null;
+  if (skeleton !== null && !valid(skeleton, 2 + checked, 8)) throw new DecodeError("container footer's skeleton entry is invalid");
+  return { ...footer, skeleton };
+}
