@@ -8,6 +8,8 @@
 // - "frames": [{"dictionary", "frame_hex", "payload_hex"}] and "sessions": [{"dictionary",
 //   "checksum", "records_hex"}] with "zcd": {name: hex} (dictionary files): each decodes to its
 //   payload, and its value is reported in a canonical form for the test to compare.
+// - "tables": [{"file_hex", "ranges": [[start, stop], ...]}] (.zct files): the document, the
+//   rows of each range and its columns, reported in the canonical form.
 
 import { readFileSync } from "node:fs";
 import * as zeroc from "../dist/index.js";
@@ -85,6 +87,24 @@ for (const [i, s] of (spec.sessions ?? []).entries()) {
   }
 }
 
+/** A column as a list: typed arrays spread, booleans (Uint8Array) as true and false. */
+const listed = (col) => (col instanceof Uint8Array ? Array.from(col, (b) => b === 1) : Array.from(col));
+const tables = [];
+for (const [i, t] of (spec.tables ?? []).entries()) {
+  try {
+    const table = zeroc.Table.open(fromHex(t.file_hex));
+    const ranges = t.ranges.map(([a, b]) => ({
+      rows: canon(table.rows(a, b)),
+      columns: Object.entries(table.columns(a, b)).map(([k, col]) => [k, canon(listed(col))]),
+    }));
+    tables.push({ document: canon(table.document()), ranges });
+    decoded++;
+  } catch (e) {
+    failures.push({ table: i, problem: `${e.name}: ${e.message}` });
+    tables.push(null);
+  }
+}
+
 for (const [i, c] of (spec.cases ?? []).entries()) {
   const dictionary = c.dictionary ? dictionaries.get(c.dictionary) : null;
   const data = fromHex(c.data_hex);
@@ -108,4 +128,4 @@ for (const [i, c] of (spec.cases ?? []).entries()) {
     }
   }
 }
-console.log(JSON.stringify({ decoded, corrupted, rejected, values, sessions, failures: failures.slice(0, 20), failed: failures.length }));
+console.log(JSON.stringify({ decoded, corrupted, rejected, values, sessions, tables, failures: failures.slice(0, 20), failed: failures.length }));
