@@ -157,6 +157,14 @@ function decodeInts(head: Head, payload: Uint8Array, n: number, r: Reader): Ints
     if (raw.length !== n * 8) throw new DecodeError(`integer column holds ${raw.length / 8} values, expected ${n}`);
     return cumsum(raw, n);
   }
+  if (enc === "zstd-narrow") {
+    const width = head.width;
+    if ((width !== 1 && width !== 2 && width !== 4) || n < 1) throw new DecodeError(`narrow integer column of width ${String(width).slice(0, 20)} and ${n} values`);
+    const first = i64(head.first, "a narrow column's first value");
+    const raw = r.unzstd(payload, (n - 1) * width);
+    if (raw.length !== (n - 1) * width) throw new DecodeError(`integer column holds ${raw.length / width + 1} values, expected ${n}`);
+    return narrowSum(first, raw, width, n);
+  }
   throw new DecodeError(`unknown integer encoding ${JSON.stringify(enc)}`);
 }
 
@@ -194,6 +202,33 @@ function cumsumBig(view: DataView, n: number): Ints {
     out[i] = sum;
   }
   return fromBig(Array.from(out));
+}
+
+/** `first`, then the running sum of `width`-byte signed LE differences (wrapping as int64). */
+function narrowSum(first: bigint, raw: Uint8Array, width: number, n: number): Ints {
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const out = new Float64Array(n);
+  let sum = Number(first);
+  if (Number.isSafeInteger(sum)) {
+    out[0] = sum;
+    let ok = true;
+    for (let i = 1; i < n && ok; i++) {
+      const o = (i - 1) * width;
+      sum += width === 1 ? view.getInt8(o) : width === 2 ? view.getInt16(o, true) : view.getInt32(o, true);
+      out[i] = sum;
+      ok = sum <= Number.MAX_SAFE_INTEGER && sum >= Number.MIN_SAFE_INTEGER;
+    }
+    if (ok) return out;
+  }
+  const big = new Array<bigint>(n);
+  let b = first;
+  big[0] = b;
+  for (let i = 1; i < n; i++) {
+    const o = (i - 1) * width;
+    b = BigInt.asIntN(64, b + BigInt(width === 1 ? view.getInt8(o) : width === 2 ? view.getInt16(o, true) : view.getInt32(o, true)));
+    big[i] = b;
+  }
+  return fromBig(big);
 }
 
 function decodeFloats(head: Head, payload: Uint8Array, n: number, r: Reader): Float64Array {

@@ -28,7 +28,8 @@ DOCUMENT = {
 
 def series(n: int) -> dict[str, object]:
     """A time series of ``n`` readings: irregular ISO timestamps, prices of two decimals, counts,
-    flags and a few labels; long enough (over 256 rows) that a default file would use pcodec."""
+    flags, a few labels and random 62-bit trace ids; long enough (over 256 rows) that a
+    default file would use pcodec."""
     rng = random.Random(7)
     t, price, rows = 1_700_000_000, 100.0, []
     for i in range(n):
@@ -42,6 +43,7 @@ def series(n: int) -> dict[str, object]:
                 "up": rng.random() < 0.5,
                 "venue": rng.choice(["XNYS", "XNAS", "BATS", "ARCA"]),
                 "seq": i,
+                "trace": rng.getrandbits(62),  # past int32 differences, past 2^53
             }
         )
     return {"symbol": "ZRC", "rows": rows}

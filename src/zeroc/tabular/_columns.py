@@ -74,7 +74,7 @@ def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
         return {"enc": "series", "start": first, "step": int(diffs[0])}, b""
     if n <= INLINE:
         return {"enc": "inline", "values": values.tolist()}, b""
-    candidates = []
+    candidates: list[tuple[dict[str, Any], bytes]] = []
     if not PORTABLE.get():
         from pcodec import ChunkConfig, standalone
 
@@ -82,6 +82,14 @@ def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
     with np.errstate(over="ignore"):
         delta = np.concatenate(([values[0]], diffs)).astype("<i8")
     candidates.append(({"enc": "zstd-delta"}, _zstd(delta.tobytes())))
+    low, high = int(diffs.min()), int(diffs.max())
+    for width, dtype in ((1, "<i1"), (2, "<i2"), (4, "<i4")):
+        if -(1 << (8 * width - 1)) <= low and high < 1 << (8 * width - 1):
+            # Differences in as few bytes as they need: zstd then sees each as one or two
+            # symbols, not eight bytes of which six are sign (a time series' timestamps).
+            narrow = diffs.astype(dtype).tobytes()
+            candidates.append(({"enc": "zstd-narrow", "first": first, "width": width}, _zstd(narrow)))
+            break
     return min(candidates, key=lambda c: len(c[1]))
 
 
@@ -123,6 +131,17 @@ def decode_ints(head: dict[str, Any], payload: bytes, n: int) -> np.ndarray:
     elif enc == "zstd-delta":
         raw = _unzstd(payload, n * 8)
         out = np.cumsum(np.frombuffer(raw, dtype="<i8"), dtype=np.int64)
+    elif enc == "zstd-narrow":
+        width = head["width"]
+        if width not in (1, 2, 4) or type(width) is not int or n < 1:
+            raise DecodeError(f"narrow integer column of width {str(width)[:20]} and {n} values")
+        first = _i64(head["first"], "a narrow column's first value")
+        raw = _unzstd(payload, (n - 1) * width)
+        if len(raw) != (n - 1) * width:
+            raise DecodeError(f"integer column holds {len(raw) // width + 1} values, expected {n}")
+        diffs = np.frombuffer(raw, dtype=f"<i{width}").astype(np.int64)
+        with np.errstate(over="ignore"):
+            out = np.cumsum(np.concatenate(([first], diffs)).astype(np.int64), dtype=np.int64)
     else:
         raise DecodeError(f"unknown integer encoding {enc!r}")
     if len(out) != n:
