@@ -11,6 +11,7 @@ import shutil
 import struct
 import subprocess
 import zlib
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -406,3 +407,66 @@ def test_portable_tables_of_the_real_corpora(tmp_path: Path) -> None:
 def test_portable_tables_of_any_rows(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
     """Hypothesis-drawn rows (keys that come and go, any JSON value): node reads them exactly."""
     check_tables(tmp_path, [{"rows": rows}], [(0, 5), (3, 30)], chunk_rows=7)
+
+
+def test_series_page_draws_the_series_python_serves(tmp_path: Path) -> None:
+    """The time-series page in Chromium: from the Zeroc table and from JSON it builds the same
+    typed arrays, which are the demo's series (epoch milliseconds, values), and draws them."""
+    import playwright.sync_api as playwright
+
+    from tests.test_http_browser import CHROMIUM, FLAGS
+    from zeroc.http.demo import series
+
+    path = tmp_path / "orders.zcd"
+    zeroc.train(generate("order", 500, seed=1), candidates=[("zstd", 3)]).save(path)
+    server = start_server(path, "asgi")
+    script = """async (form) => {
+      const r = await window.zerocSeries.load(form, 5000);
+      const canvas = document.getElementById("chart");
+      window.zerocSeries.draw(canvas, r.t, r.v, form);
+      const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+      let ink = 0;
+      for (let i = 0; i < pixels.length; i += 4) if (pixels[i] < 128) ink++;
+      return {t: Array.from(r.t), v: Array.from(r.v), wire: r.wire, ink};
+    }"""
+    try:
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = browser.new_page()
+                page.goto(server.url + "/pages/series.html")
+                got = {form: page.evaluate(script, form) for form in ("zct", "json")}
+            finally:
+                browser.close()
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
+    points = series(5000)["points"]
+    stamps = [datetime.fromisoformat(p["t"]).timestamp() * 1000 for p in points]
+    for form in ("zct", "json"):
+        assert got[form]["t"] == stamps and got[form]["v"] == [p["v"] for p in points]
+        assert got[form]["ink"] > 1000  # the chart's line and labels
+    assert got["zct"]["wire"] < 0.25 * got["json"]["wire"]
+
+
+def test_bench_browser_reports_the_page_and_the_message_race(tmp_path: Path) -> None:
+    """`zeroc bench browser` end to end on a small series: every form's bytes, the Zeroc
+    table's and JSON's times, the ProductView race (the page checks the values agree), and the
+    chart's screenshot."""
+    from zeroc.bench import _browser
+
+    shot = tmp_path / "series.png"
+    result = _browser.run(points=3000, screenshot=str(shot))
+    assert set(result["series"]) == {"json", "zct", "arrow"}
+    assert all(r["wire"] > 0 for r in result["series"].values())
+    assert (
+        result["series"]["zct"]["responseToArrays"] is not None
+        and result["series"]["json"]["parse"] is not None
+    )
+    assert (
+        result["messages"]["count"] == 10_000
+        and result["messages"]["frame_bytes"] < result["messages"]["json_bytes"]
+    )
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = _browser.markdown(result, "zeroc bench browser")
+    assert "ProductView" in text and "Zeroc table" in text

@@ -352,7 +352,9 @@ def inspect_cmd(file: str, as_json: bool) -> None:
 
 @main.command("bench")
 @click.argument(
-    "suite", type=click.Choice(["messages", "traffic", "tabular", "http", "relay"]), default="messages"
+    "suite",
+    type=click.Choice(["messages", "traffic", "tabular", "http", "relay", "browser"]),
+    default="messages",
 )
 @click.option(
     "--quick/--full",
@@ -360,7 +362,8 @@ def inspect_cmd(file: str, as_json: bool) -> None:
     help="messages: 2,000 + 2,000 (quick) or 10,000 + 10,000 generated messages, then the real-traffic "
     "sets (traffic: those alone) with 1,000 + 1,000 (quick) or 4,000 + 4,000 built records; tabular: "
     "1,000 and 20,000 (quick) or 1,000 and 100,000 rows; http: 1,500 (quick) or 6,000 requests per case; "
-    "relay: 2,000 (quick) or 10,000 small messages and two buffer dumps",
+    "relay: 2,000 (quick) or 10,000 small messages and two buffer dumps; browser: a time series of "
+    "100,000 (quick) or 1,000,000 points",
 )
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="write the results as JSON")
 @click.option("--markdown", "md_path", type=click.Path(dir_okay=False), help="write a Markdown report")
@@ -369,11 +372,12 @@ def bench_cmd(
     suite: str, quick: bool, json_path: str | None, md_path: str | None, plot_path: str | None
 ) -> None:
     """Compare Zeroc side by side: small API messages and real traffic (default), real traffic
-    alone (traffic), large tables (tabular), the HTTP middleware's CPU per request (http), or a
-    relay's stream of messages on one connection (relay: sessions, permessage-deflate, zlib)."""
+    alone (traffic), large tables (tabular), the HTTP middleware's CPU per request (http), a
+    relay's stream of messages on one connection (relay: sessions, permessage-deflate, zlib), or
+    the TypeScript package in headless Chromium (browser: its --plot is the page's chart)."""
     try:
         from zeroc import bench
-        from zeroc.bench import _http, _relay, _tabular
+        from zeroc.bench import _browser, _http, _relay, _tabular
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise click.ClickException(f"the benchmark needs the 'bench' extra: {exc}") from exc
 
@@ -391,6 +395,11 @@ def bench_cmd(
         click.echo(_relay.table(result))
         markdown = _relay.markdown(result, f"zeroc bench relay {mode} --markdown {md_path}")
         plot = _relay.plot
+    elif suite == "browser":
+        result = _browser.run(quick=quick, progress=progress, screenshot=plot_path)
+        click.echo(_browser.table(result))
+        markdown = _browser.markdown(result, f"zeroc bench browser {mode} --markdown {md_path}")
+        plot = None
     elif suite == "http":
         result = _http.run(quick=quick, progress=progress)
         click.echo(_http.table(result))
@@ -405,7 +414,7 @@ def bench_cmd(
         Path(json_path).write_text(json.dumps(result, indent=1) + "\n")
     if md_path:
         Path(md_path).write_text(markdown)
-    if plot_path:
+    if plot_path and suite != "browser":  # the browser suite's plot is the page's screenshot
         if plot is None:
             raise click.ClickException(f"bench {suite} draws no plot")
         plot(result, plot_path)

@@ -20,6 +20,8 @@ DEFAULT_EXCLUDED = (
     "application/gzip",
     "application/zstd",
     "application/octet-stream",
+    "application/x-zeroc-table",  # a .zct container: its blocks are zstd already
+    "application/vnd.apache.arrow.file",  # Arrow IPC, whose buffers carry their own compression
 )
 NOT_EXCLUDED = ("image/svg+xml",)
 

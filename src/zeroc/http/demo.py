@@ -8,14 +8,17 @@ more each second; a delta route, so that a page polling it gets each version cod
 one it holds), stream orders at ``/stream``, and expose Prometheus metrics at ``/metrics``. The
 FastAPI one also sends orders as server-sent events at ``/events``, echoes WebSocket messages at
 ``/ws/echo`` (a Zeroc session each way for clients that offer one, spec/HTTP.md §5) and sends
-every subscriber of ``/ws/feed`` the same orders (fan-out: each coded once for all). Run from a
-checkout whose TypeScript package is built (``make js``), both serve it at ``/js/`` for pages to
-import (``import("/js/index.js")``).
+every subscriber of ``/ws/feed`` the same orders (fan-out: each coded once for all). Both serve
+a sensor's time series of ``?n=`` points at ``/series/json`` (ISO timestamps, gzip-6),
+``/series/zct`` (a portable Zeroc table) and ``/series/arrow`` (Arrow IPC, zstd buffers). Run
+from a checkout whose TypeScript package is built (``make js``), both serve it at ``/js/`` for
+pages to import (``import("/js/index.js")``) and its pages at ``/pages/`` (the time-series chart:
+``/pages/series.html``).
 """
 
 import time
 from collections.abc import AsyncIterator, Iterator
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +28,75 @@ from zeroc.http._server import Route
 from zeroc.workloads import Order, generate
 
 ORDERS = generate("order", 1000, seed=99)
-# The TypeScript package as `make js` builds it, where the demo runs from a checkout.
+# The TypeScript package as `make js` builds it, and its pages, where the demo runs from a checkout.
 JS_DIST = Path(__file__).resolve().parents[3] / "js" / "dist"
+JS_PAGES = JS_DIST.parent / "pages"
+SERIES_MAX = 2_000_000  # points a /series request may ask for
+SERIES_TYPES = {
+    "json": "application/json",
+    "zct": "application/x-zeroc-table",
+    "arrow": "application/vnd.apache.arrow.file",
+}
+
+
+def series(n: int, seed: int = 7) -> dict[str, Any]:
+    """A sensor's ``n`` readings: millisecond timestamps 1 to 5 s apart as ISO-8601 text, and a
+    random walk of two-decimal values (needs numpy, in the tabular extra)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    stamps = 1_700_000_000_000 + np.cumsum(
+        rng.choice([1000, 1000, 1000, 1000, 1000, 1000, 2000, 5000], size=n)
+    )
+    values = np.round(20 + np.cumsum(rng.normal(0, 0.05, size=n)), 2)
+    text = np.datetime_as_string(stamps.astype("datetime64[ms]"), unit="ms")
+    points = [{"t": t + "Z", "v": v} for t, v in zip(text.tolist(), values.tolist(), strict=True)]
+    return {"sensor": "demo-1", "unit": "celsius", "points": points}
+
+
+@lru_cache(maxsize=6)
+def series_body(form: str, n: int) -> tuple[bytes, dict[str, str]]:
+    """The series of ``n`` points as ``form`` (json, zct or arrow): body and headers. JSON goes
+    out gzip'd here (the middleware leaves a coded body alone): the comparison is JSON + gzip."""
+    import gzip
+    import io
+
+    doc = series(n)
+    headers = {"content-type": SERIES_TYPES[form], "cache-control": "no-store"}
+    if form == "json":
+        headers["content-encoding"] = "gzip"
+        return gzip.compress(_json_bytes(doc), 6, mtime=0), headers
+    out = io.BytesIO()
+    if form == "zct":
+        from zeroc.tabular import pack
+
+        pack(doc, out, portable=True)
+        return out.getvalue(), headers
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    stamps = np.array([p["t"][:-1] for p in doc["points"]], dtype="datetime64[ms]")
+    table = pa.table({"t": pa.array(stamps), "v": pa.array([p["v"] for p in doc["points"]])})
+    with ipc.new_file(out, table.schema, options=ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(table)
+    return out.getvalue(), headers
+
+
+def _json_bytes(value: Any) -> bytes:
+    import json
+
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def series_request(form: str, n: str | None) -> tuple[int, bytes, dict[str, str]]:
+    """Status, body and headers of ``/series/<form>?n=``."""
+    if form not in SERIES_TYPES or n is None or not n.isdigit() or not 1 <= int(n) <= SERIES_MAX:
+        return 404 if form not in SERIES_TYPES else 400, b"", {"content-type": "text/plain"}
+    body, headers = series_body(form, int(n))
+    return 200, body, headers
+
+
 EVENTS = 20  # server-sent events /events sends before it waits
 
 
@@ -72,7 +142,7 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     of a locally imported class only when annotations are evaluated.)
     """
     from fastapi import FastAPI, Request, WebSocket
-    from fastapi.responses import JSONResponse, StreamingResponse
+    from fastapi.responses import JSONResponse, Response, StreamingResponse
     from prometheus_client import CollectorRegistry, make_asgi_app
 
     from zeroc.http._asgi import ZerocMiddleware
@@ -151,10 +221,17 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
                 await ws.send_bytes(message["bytes"])
 
     app.mount("/metrics", make_asgi_app(registry))
+
+    @app.get("/series/{form}")
+    def series_route(form: str, n: str | None = None) -> Response:
+        status, body, headers = series_request(form, n)
+        return Response(body, status_code=status, headers=headers)
+
     if JS_DIST.is_dir():
         from starlette.staticfiles import StaticFiles
 
         app.mount("/js", StaticFiles(directory=JS_DIST))
+        app.mount("/pages", StaticFiles(directory=JS_PAGES))
     options.setdefault("minimum_size", 256)
     app.add_middleware(
         ZerocMiddleware,  # type: ignore[arg-type]  # Starlette's factory protocol is stricter than ASGI
@@ -183,13 +260,21 @@ def create_wsgi_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     def order(i: int) -> Any:
         return jsonify(ORDERS[i % len(ORDERS)])
 
+    @app.get("/series/<form>")
+    def series_route(form: str) -> Any:
+        status, body, headers = series_request(form, request.args.get("n"))
+        return Response(body, status=status, headers=headers)
+
     if JS_DIST.is_dir():
+        from flask import send_from_directory
 
         @app.get("/js/<path:name>")
         def package(name: str) -> Any:
-            from flask import send_from_directory
-
             return send_from_directory(JS_DIST, name)
+
+        @app.get("/pages/<path:name>")
+        def pages(name: str) -> Any:
+            return send_from_directory(JS_PAGES, name)
 
     @app.post("/orders/echo")
     def echo() -> Any:
