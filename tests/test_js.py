@@ -6,6 +6,7 @@ Hypothesis-drawn values, sessions, and corrupted input."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import struct
@@ -470,3 +471,34 @@ def test_bench_browser_reports_the_page_and_the_message_race(tmp_path: Path) -> 
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = _browser.markdown(result, "zeroc bench browser")
     assert "ProductView" in text and "Zeroc table" in text
+
+
+def test_corrupted_frames_payloads_tables_and_dictionaries_raise_typed_errors(
+    tmp_path: Path, dictionaries: dict[str, zeroc.Dictionary]
+) -> None:
+    """Every decoder the package has, fed corruptions (bit flips, cuts, spliced bytes) of real
+    inputs: frames of every method, their JSON and protobuf payloads read directly, portable
+    tables of the real corpora and dictionary files. Each decodes or raises a Zeroc error:
+    never a TypeError, RangeError or a hang."""
+    import io
+
+    from zeroc.tabular import pack
+
+    messages = [json.loads(m) for m in corpus_messages()][1::9]
+    frames = frame_cases(zeroc.Codec(dictionaries["zstd"], checksum=True), "zstd", messages)
+    frames += frame_cases(zeroc.Codec(dictionaries["deflate"]), "deflate", messages[:10])
+    frames += frame_cases(
+        zeroc.Codec(dictionaries["protobuf"]), "protobuf", generate("product_view", 30, seed=4)
+    )
+    tables = []
+    for name in ("twitter.json", "github_events.json", "canada.json"):
+        out = io.BytesIO()
+        pack(json.loads((DATA / "json" / name).read_text()), out, chunk_rows=8, portable=True)
+        tables.append({"file_hex": out.getvalue().hex(), "ranges": []})
+    zcd = {k: d.to_bytes().hex() for k, d in dictionaries.items()}
+    rounds = int(os.environ.get("ZEROC_JS_FUZZ_ROUNDS", "60"))
+    report = node(
+        {"zcd": zcd, "frames": frames, "tables": tables, "fuzz": {"seed": 3, "rounds": rounds}}, tmp_path
+    )
+    assert report["corrupted"] == rounds * (2 * len(frames) + len(tables) + len(zcd))
+    assert report["rejected"] > 0.5 * report["corrupted"]

@@ -10,6 +10,8 @@
 //   payload, and its value is reported in a canonical form for the test to compare.
 // - "tables": [{"file_hex", "ranges": [[start, stop], ...]}] (.zct files): the document, the
 //   rows of each range and its columns, reported in the canonical form.
+// With "fuzz", frames (and their payloads, through the serialization's reader), tables and the
+// dictionary files are corrupted too, and must decode or throw one of the package's errors.
 
 import { readFileSync } from "node:fs";
 import * as zeroc from "../dist/index.js";
@@ -74,6 +76,19 @@ for (const [i, f] of (spec.frames ?? []).entries()) {
     failures.push({ frame: i, problem: `${e.name}: ${e.message}` });
     values.push(null);
   }
+  fuzz(`frame ${i}`, fromHex(f.frame_hex), (bad) => decoder.decode(bad));
+  fuzz(`payload ${i}`, fromHex(f.payload_hex), (bad) => decoder.value(bad));
+}
+for (const [name, h] of Object.entries(spec.zcd ?? {})) {
+  for (let r = 0; r < (spec.fuzz?.rounds ?? 0); r++) {
+    corrupted++;
+    try {
+      await zeroc.Dictionary.fromBytes(corrupt(fromHex(h)));
+    } catch (e) {
+      if (e instanceof zeroc.ZerocError) rejected++;
+      else failures.push({ dictionary: name, round: r, problem: `${e.name}: ${e.message}` });
+    }
+  }
 }
 const sessions = [];
 for (const [i, s] of (spec.sessions ?? []).entries()) {
@@ -84,6 +99,20 @@ for (const [i, s] of (spec.sessions ?? []).entries()) {
   } catch (e) {
     failures.push({ session: i, problem: `${e.name}: ${e.message}` });
     sessions.push(null);
+  }
+}
+
+/** Corrupt `data` the fuzz's rounds of times; `use` must return or throw a Zeroc error. */
+function fuzz(what, data, use) {
+  for (let r = 0; r < (spec.fuzz?.rounds ?? 0); r++) {
+    const bad = corrupt(data);
+    corrupted++;
+    try {
+      use(bad);
+    } catch (e) {
+      if (e instanceof zeroc.ZerocError) rejected++;
+      else failures.push({ what, round: r, problem: `${e.name}: ${e.message}`, data_hex: Buffer.from(bad).toString("hex").slice(0, 400) });
+    }
   }
 }
 
@@ -103,6 +132,11 @@ for (const [i, t] of (spec.tables ?? []).entries()) {
     failures.push({ table: i, problem: `${e.name}: ${e.message}` });
     tables.push(null);
   }
+  fuzz(`table ${i}`, fromHex(t.file_hex), (bad) => {
+    const table = zeroc.Table.open(bad, { maxValues: 1 << 20 });
+    table.document();
+    table.columns(0, undefined, { timestamps: true });
+  });
 }
 
 for (const [i, c] of (spec.cases ?? []).entries()) {
