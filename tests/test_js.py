@@ -25,6 +25,7 @@ import zeroc
 from tests.conftest import CONTENT_CANDIDATES, DATA, ROOT
 from tests.strategies import json_values
 from tests.test_http import Server, start_server
+from zeroc import _json
 from zeroc.http.demo import ORDERS
 from zeroc.workloads import Order, ProductView, generate
 
@@ -238,9 +239,9 @@ def test_sessions_decode_record_by_record(tmp_path: Path, dictionaries: dict[str
         assert [[sorted_entries(v) for v in r] for r in got] == [[canon(v) for v in b] for b in batches]
 
 
-def fetch_demo(server: Server, paths: list[str]) -> dict[str, Any]:
+def fetch_demo(server: Server, paths: list[str], *flags: str) -> dict[str, Any]:
     run = subprocess.run(
-        [NODE, "scripts/fetch-demo.mjs", server.url, *paths],
+        [NODE, "scripts/fetch-demo.mjs", server.url, *paths, *flags],
         cwd=JS,
         capture_output=True,
         text=True,
@@ -271,9 +272,9 @@ def test_client_reads_frames_from_the_demo(tmp_path: Path, kind: str) -> None:
         assert reply["status"] == 200 and sorted_entries(reply["value"]) == canon(value)
 
 
-def test_client_falls_back_to_json_once_for_frames_it_cannot_decode(tmp_path: Path) -> None:
-    """Learned-model frames are not decoded by this release: the first call asks again for
-    JSON, and later calls on the route ask for JSON at once (one fallback, not one per call)."""
+def test_client_reads_learned_frames(tmp_path: Path) -> None:
+    """A route bound to a learned model: its Orders come as method-4 frames (the range coder,
+    model format 6 or 7), which the Client decodes to the app's values with no fallback."""
     path = tmp_path / "orders-learned.zcd"
     d = zeroc.train(generate("order", 3000, seed=1), schema=Order, candidates=[("learned", 19)])
     assert d.codec["method"] == "learned"
@@ -284,14 +285,32 @@ def test_client_falls_back_to_json_once_for_frames_it_cannot_decode(tmp_path: Pa
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
+    assert report["fallbacks"] == 0
+    for reply, i in zip(report["replies"], [3, 4, 5], strict=True):
+        assert reply["form"] == "zeroc" and sorted_entries(reply["value"]) == canon(ORDERS[i])
+
+
+def test_client_falls_back_to_json_once_when_a_dictionary_does_not_verify(tmp_path: Path) -> None:
+    """Dictionary files that arrive changed (a broken proxy) never verify: the first call asks
+    again for JSON, and later calls on the route ask for JSON at once (one fallback, not one
+    per call), each with the app's value."""
+    path = tmp_path / "orders.zcd"
+    zeroc.train(generate("order", 2000, seed=1), schema=Order, candidates=CONTENT_CANDIDATES).save(path)
+    server = start_server(path, "asgi")
+    try:
+        report = fetch_demo(server, ["/orders/3", "/orders/4", "/orders/5"], "--mangle-dictionaries")
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
     assert [r["fallback"] for r in report["replies"]] == [True, True, True]
     assert report["fallbacks"] == 1
     for reply, i in zip(report["replies"], [3, 4, 5], strict=True):
         assert reply["form"] == "json" and sorted_entries(reply["value"]) == canon(ORDERS[i])
 
 
-# In the page: the package imported from the demo, its Client reading Orders and the list, and
-# its Decoder reading a raw frame; values in canon's form (number bits, BigInt digits).
+# In the page: the package imported from the demo, its Client reading Orders and the list, its
+# Decoder reading the raw frames of an Order (learned) and of the list (zstd-block), and its
+# Table reading a range of the series; values in canon's form (number bits, BigInt digits).
 PAGE_SCRIPT = """async () => {
   const zeroc = await import("/js/index.js");
   const hex = (b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
@@ -313,27 +332,39 @@ PAGE_SCRIPT = """async () => {
     const r = await client.get(path);
     replies.push({path, form: r.form, fallback: r.fallback, value: canon(r.value)});
   }
-  const response = await fetch("/orders/7", {headers: {accept: zeroc.ACCEPT}});
-  const id = /dictionary="?([0-9a-f]{64})/.exec(response.headers.get("content-type"))[1];
-  const frame = new Uint8Array(await response.arrayBuffer());
-  const file = await fetch(`/.well-known/zeroc/dictionaries/${id}.zcd`);
-  const dictionary = await zeroc.Dictionary.fromBytes(new Uint8Array(await file.arrayBuffer()));
-  const decoder = new zeroc.Decoder(dictionary);
-  return {replies, fallbacks: client.fallbacks, frame: hex(frame), payload: hex(decoder.decodePayload(frame)),
-          value: canon(decoder.decode(frame)), secure: window.isSecureContext};
+  const frames = {};
+  for (const path of ["/orders/7", "/orders"]) {
+    const response = await fetch(path, {headers: {accept: zeroc.ACCEPT}});
+    const id = /dictionary="?([0-9a-f]{64})/.exec(response.headers.get("content-type"))[1];
+    const frame = new Uint8Array(await response.arrayBuffer());
+    const file = await fetch(`/.well-known/zeroc/dictionaries/${id}.zcd`);
+    const dictionary = await zeroc.Dictionary.fromBytes(new Uint8Array(await file.arrayBuffer()));
+    const decoder = new zeroc.Decoder(dictionary);
+    const payload = hex(decoder.decodePayload(frame));
+    frames[path] = {frame: hex(frame), payload, value: canon(decoder.decode(frame))};
+  }
+  const table = zeroc.Table.open(new Uint8Array(await (await fetch("/series/zct?n=5000")).arrayBuffer()));
+  return {replies, fallbacks: client.fallbacks, frames, range: canon(table.rows(1200, 1300)),
+          secure: window.isSecureContext};
 }"""
 
 
-def test_chromium_decodes_frames_as_python_does(tmp_path: Path) -> None:
+def test_chromium_decodes_frames_and_tables_as_python_does(tmp_path: Path) -> None:
     """Debian's headless Chromium against the demo on loopback: the page imports the package
-    from /js/, its Client reads Orders (protobuf zstd-block frames) and the list (JSON frames),
-    and its Decoder turns a raw frame into the payload and value Python decodes from it."""
+    from /js/; its Client reads Orders (learned frames, model format 6 or 7) and the list (JSON
+    zstd-block frames) with no fallback; its Decoder turns a raw learned Order frame and a raw
+    zstd-block frame into the payload and value Python decodes from them; its Table reads a
+    range of the portable series as Python's reader does."""
+    import io
+
     import playwright.sync_api as playwright
 
     from tests.test_http_browser import CHROMIUM, FLAGS
+    from zeroc.http.demo import listing_dictionary, series_body
+    from zeroc.tabular import ContainerReader
 
-    path = tmp_path / "orders.zcd"
-    d = zeroc.train(generate("order", 2000, seed=1), schema=Order, candidates=CONTENT_CANDIDATES)
+    path = tmp_path / "orders-learned.zcd"
+    d = zeroc.train(generate("order", 3000, seed=1), schema=Order, candidates=[("learned", 19)])
     d.save(path)
     server = start_server(path, "asgi")
     try:
@@ -352,62 +383,20 @@ def test_chromium_decodes_frames_as_python_does(tmp_path: Path) -> None:
     assert [r["form"] for r in result["replies"]] == ["zeroc"] * 3 and result["fallbacks"] == 0
     for reply, value in zip(result["replies"], [ORDERS[3], ORDERS[4], ORDERS[:50]], strict=True):
         assert sorted_entries(reply["value"]) == canon(value)
-    frame = bytes.fromhex(result["frame"])
-    assert frame[0] & 7 == 1  # a zstd-block frame
-    codec = zeroc.Codec(d)
-    assert bytes.fromhex(result["payload"]) == codec.decode_payload(frame)
-    assert sorted_entries(result["value"]) == canon(codec.decode(frame)) == canon(ORDERS[7])
-
-
-def check_tables(tmp_path: Path, docs: list[Any], ranges: list[tuple[int, int]], chunk_rows: int) -> None:
-    """Pack each document portable; node's document, rows and columns of each range are the
-    Python reader's, value for value."""
-    import io
-
-    from zeroc.tabular import ContainerReader, pack
-
-    files = []
-    for doc in docs:
-        out = io.BytesIO()
-        pack(doc, out, chunk_rows=chunk_rows, portable=True)
-        files.append(out.getvalue())
-    report = node({"tables": [{"file_hex": f.hex(), "ranges": ranges} for f in files]}, tmp_path)
-    for data, doc, got in zip(files, docs, report["tables"], strict=True):
-        reader = ContainerReader(io.BytesIO(data))
-        assert sorted_entries(got["document"]) == canon(doc)
-        for (a, b), part in zip(ranges, got["ranges"], strict=True):
-            assert sorted_entries(part["rows"]) == canon(reader.rows(a, b))
-            want = {k: v.tolist() if hasattr(v, "tolist") else v for k, v in reader.columns(a, b).items()}
-            assert {k: sorted_entries(v) for k, v in part["columns"]} == {
-                k: canon(v) for k, v in want.items()
-            }
-
-
-def test_portable_tables_of_the_real_corpora(tmp_path: Path) -> None:
-    """Tweets (ids past 2^53), GitHub events, Jenkins jobs, instruments and canada's
-    coordinates, packed portable in small chunks: node reads each as Python does."""
-    docs = [
-        json.loads((DATA / "json" / name).read_text())
-        for name in (
-            "twitter.json",
-            "github_events.json",
-            "apache_builds.json",
-            "instruments.json",
-            "canada.json",
-        )
-    ]
-    check_tables(tmp_path, docs, [(0, 3), (5, 40), (30, 10_000)], chunk_rows=16)
-
-
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    rows=st.lists(
-        st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), json_values, max_size=4), max_size=40
-    )
-)
-def test_portable_tables_of_any_rows(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
-    """Hypothesis-drawn rows (keys that come and go, any JSON value): node reads them exactly."""
-    check_tables(tmp_path, [{"rows": rows}], [(0, 5), (3, 30)], chunk_rows=7)
+    for route, codec, method, value in (
+        ("/orders/7", zeroc.Codec(d), 4, ORDERS[7]),
+        ("/orders", zeroc.Codec(listing_dictionary()), 1, ORDERS[:50]),
+    ):
+        got = result["frames"][route]
+        frame = bytes.fromhex(got["frame"])
+        assert frame[0] & 7 == method
+        # A learned frame's payload is its value's JSON text, as Python writes it (the package
+        # writes no protobuf); another frame's is its serialization.
+        want = _json.dumps(codec.decode(frame)) if method == 4 else codec.decode_payload(frame)
+        assert bytes.fromhex(got["payload"]) == want
+        assert sorted_entries(got["value"]) == canon(codec.decode(frame)) == canon(value)
+    reader = ContainerReader(io.BytesIO(series_body("zct", 5000)[0]))
+    assert sorted_entries(result["range"]) == canon(reader.rows(1200, 1300))
 
 
 def test_series_page_draws_the_series_python_serves(tmp_path: Path) -> None:
@@ -474,7 +463,9 @@ def test_bench_browser_reports_the_page_and_the_message_race(tmp_path: Path) -> 
 
 
 def test_corrupted_frames_payloads_tables_and_dictionaries_raise_typed_errors(
-    tmp_path: Path, dictionaries: dict[str, zeroc.Dictionary]
+    tmp_path: Path,
+    dictionaries: dict[str, zeroc.Dictionary],
+    learned_dictionaries: dict[str, zeroc.Dictionary],
 ) -> None:
     """Every decoder the package has, fed corruptions (bit flips, cuts, spliced bytes) of real
     inputs: frames of every method, their JSON and protobuf payloads read directly, portable
@@ -490,15 +481,90 @@ def test_corrupted_frames_payloads_tables_and_dictionaries_raise_typed_errors(
     frames += frame_cases(
         zeroc.Codec(dictionaries["protobuf"]), "protobuf", generate("product_view", 30, seed=4)
     )
+    learned = learned_dictionaries["twitter.json"]  # learned frames: the range coder, every node kind
+    tweets = json.loads((DATA / "json" / "twitter.json").read_text())["statuses"][1::4]
+    checked = zeroc.Codec(learned, checksum=True)
+    frames += [
+        {"dictionary": "learned", "frame_hex": f.hex(), "payload_hex": _json.dumps(v).hex()}
+        for v in tweets
+        if (f := checked.encode(v))[0] & 7 == 4
+    ]
     tables = []
     for name in ("twitter.json", "github_events.json", "canada.json"):
         out = io.BytesIO()
         pack(json.loads((DATA / "json" / name).read_text()), out, chunk_rows=8, portable=True)
         tables.append({"file_hex": out.getvalue().hex(), "ranges": []})
-    zcd = {k: d.to_bytes().hex() for k, d in dictionaries.items()}
+    zcd = {k: d.to_bytes().hex() for k, d in dictionaries.items()} | {"learned": learned.to_bytes().hex()}
     rounds = int(os.environ.get("ZEROC_JS_FUZZ_ROUNDS", "60"))
     report = node(
         {"zcd": zcd, "frames": frames, "tables": tables, "fuzz": {"seed": 3, "rounds": rounds}}, tmp_path
     )
     assert report["corrupted"] == rounds * (2 * len(frames) + len(tables) + len(zcd))
     assert report["rejected"] > 0.5 * report["corrupted"]
+
+
+@pytest.fixture(scope="module")
+def learned_dictionaries() -> dict[str, zeroc.Dictionary]:
+    """Learned models (range coder, formats 6-7) of real traffic and of the Order workload."""
+    out = {}
+    for name in ("twitter.json", "github_events.json", "apache_builds.json"):
+        doc = json.loads((DATA / "json" / name).read_text())
+        items = doc.get("statuses") or doc.get("jobs") if isinstance(doc, dict) else doc
+        d = zeroc.train(items[::2], candidates=[("learned", 19)])
+        assert d.codec["method"] == "learned", name
+        out[name] = d
+    out["order"] = zeroc.train(generate("order", 3000, seed=5), candidates=[("learned", 19)])
+    return out
+
+
+def test_learned_frames_of_real_traffic_decode_as_python_wrote_them(
+    tmp_path: Path, learned_dictionaries: dict[str, zeroc.Dictionary]
+) -> None:
+    """Learned models of tweets, GitHub events, Jenkins jobs and Orders: the held-back half of
+    each set (common path and off it, side streams raw and compressed, checksummed frames, bare
+    payloads read as frames), decoded by node to Python's values number for number, and to
+    Python's JSON text byte for byte (1.0 stays 1.0)."""
+    frames: list[dict[str, Any]] = []
+    expected: list[Any] = []
+    for name, d in learned_dictionaries.items():
+        if name == "order":
+            values = generate("order", 200, seed=9)
+        else:
+            doc = json.loads((DATA / "json" / name).read_text())
+            values = (doc.get("statuses") or doc.get("jobs") if isinstance(doc, dict) else doc)[1::2]
+        for options in ({}, {"checksum": True, "frame_id": "sha256"}):
+            codec = zeroc.Codec(d, **options)
+            for v in values:
+                frame = codec.encode(v)
+                if frame[0] & 7 != 4:
+                    continue  # zstd took it: a frame of another method (tested elsewhere)
+                frames.append(
+                    {"dictionary": name, "frame_hex": frame.hex(), "payload_hex": _json.dumps(v).hex()}
+                )
+                expected.append(v)
+    assert len(frames) > 400
+    zcd = {k: d.to_bytes().hex() for k, d in learned_dictionaries.items()}
+    report = node({"zcd": zcd, "frames": frames}, tmp_path)
+    assert report["decoded"] == len(frames)
+    check_values(report, expected)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(json_values, min_size=1, max_size=40))
+def test_learned_frames_of_any_value(
+    tmp_path: Path, learned_dictionaries: dict[str, zeroc.Dictionary], values: list[Any]
+) -> None:
+    """Hypothesis-drawn values (far from what the Order model learned: escapes, JSON text in the
+    side stream, integers past 64 bits) through the learned codec, checksummed: node decodes
+    each to Python's value and checks its CRC-32 over Python's text."""
+    d = learned_dictionaries["order"]
+    codec, bare = zeroc.Codec(d, checksum=True), zeroc.Codec(d, frame_id="bare")
+    frames = []
+    for v in values:
+        frame = codec.encode(v)
+        payload = _json.dumps(v) if frame[0] & 7 == 4 else codec.decode_payload(frame)
+        frames.append({"dictionary": "order", "frame_hex": frame.hex(), "payload_hex": payload.hex()})
+    for v in values:  # the model's payload whatever its size: every value through the nodes
+        frames.append({"dictionary": "order", "frame_hex": bare.encode(v).hex(), "bare": True})
+    report = node({"zcd": {"order": d.to_bytes().hex()}, "frames": frames}, tmp_path)
+    check_values(report, values + values)

@@ -6,8 +6,9 @@ import { Dictionary, hex } from "./dictionary.js";
 import { ChecksumMismatch, DecodeError, DictionaryMismatch, LimitExceeded, UnknownDictionary, UnsupportedFrame } from "./errors.js";
 import { Header, Method, Ref, parseFrame, parseStreamHeader, streamRecords } from "./frame.js";
 import { inflateRaw } from "./inflate.js";
-import { parseJSON } from "./json.js";
+import { parseJSON, pythonText, unwrapFloats } from "./json.js";
 import { SessionRecords } from "./session.js";
+import { SideEngine } from "./learned.js";
 import { ZstdDictionary, decompressBlock, decompressFrame } from "./zstd.js";
 
 export interface DecoderOptions {
@@ -53,6 +54,7 @@ export class DictionaryStore {
 }
 
 const NO_DICTIONARY = "no dictionary";
+
 const FAST_TAG = Method.ZstdBlock | (Ref.Context << 3);
 
 /** Decodes frames, streams and sessions made with one dictionary (or none). */
@@ -82,17 +84,28 @@ export class Decoder {
     if (frame.length > 1 && frame[0] === FAST_TAG && this.dictionary !== null && !this.checksum) {
       return this.value(decompressBlock(frame, 1, this.dictionary.zstd(), this.maxDecodedSize));
     }
-    const [owner, payload] = this.decodeOwned(frame, null);
-    return owner.value(payload);
+    const [owner, payload, value] = this.decodeOwned(frame, null);
+    return payload === null ? unwrapFloats(value) : owner.value(payload);
   }
 
-  /** Decode one frame to its serialization (JSON text, protobuf bytes or raw bytes). */
+  /** A learned-model payload alone, as a codec with `frame_id="bare"` writes it. */
+  decodeBare(payload: Uint8Array): unknown {
+    if (this.dictionary === null || this.dictionary.model === null) throw new DecodeError("bare payloads need a dictionary with a learned model");
+    return unwrapFloats(this.learned(payload, this.dictionary, null));
+  }
+
+  /**
+   * Decode one frame to its serialization (JSON text, protobuf bytes or raw bytes); a learned
+   * frame, which codes the value itself, to the value's JSON text as Python writes it (for a
+   * protobuf dictionary too: this package writes no protobuf).
+   */
   decodePayload(frame: Uint8Array): Uint8Array {
     // The common frame: zstd-block with the context's dictionary, no checksum.
     if (frame.length > 1 && frame[0] === FAST_TAG && this.dictionary !== null && !this.checksum) {
       return decompressBlock(frame, 1, this.dictionary.zstd(), this.maxDecodedSize);
     }
-    return this.decodeOwned(frame, null)[1];
+    const [, payload, value] = this.decodeOwned(frame, null);
+    return payload ?? pythonText(value);
   }
 
   /** The value of a serialization made with this decoder's dictionary. */
@@ -113,7 +126,10 @@ export class Decoder {
       const session = owner.sessionDecoder({ checksum: header.checksummed, dictionary: context !== null });
       for (const record of records) out.push(...session.decodeManyPayloads(record));
     } else {
-      for (const frame of records) out.push(this.decodeOwned(frame, context)[1]);
+      for (const frame of records) {
+        const [, payload, value] = this.decodeOwned(frame, context);
+        out.push(payload ?? pythonText(value));
+      }
     }
     return out;
   }
@@ -137,15 +153,29 @@ export class Decoder {
     });
   }
 
-  private decodeOwned(frame: Uint8Array, context: Dictionary | null): [Decoder, Uint8Array] {
+  /**
+   * [the decoder whose dictionary the frame names, its serialization or null, the value of a
+   * learned frame (its integral floats still PyFloats: `pythonText` writes it as Python does)].
+   */
+  private decodeOwned(frame: Uint8Array, context: Dictionary | null): [Decoder, Uint8Array | null, unknown] {
     const h = parseFrame(frame);
     if (this.checksum && h.checksum === null) throw new ChecksumMismatch("frame has no checksum, and this decoder expects one");
-    if (h.ref !== Ref.None) {
-      const owner = this.owner(h, context);
-      if (owner !== this) return [owner, owner.payload(h, owner.dictionary)];
-      return [this, this.payload(h, this.dictionary)];
+    const owner = h.ref === Ref.None ? this : this.owner(h, context);
+    const dict = h.ref === Ref.None ? null : owner.dictionary;
+    if (h.method === Method.Learned) {
+      if (dict === null || dict.model === null) throw new DecodeError("a learned-model frame names a dictionary without a model");
+      return [owner, null, owner.learned(h.payload, dict, h.checksum)];
     }
-    return [this, this.payload(h, null)];
+    return [owner, owner.payload(h, dict), undefined];
+  }
+
+  private learned(payload: Uint8Array, dict: Dictionary, checksum: number | null): unknown {
+    const zstd = dict.zstd();
+    const engine: SideEngine = (mode, data, max) =>
+      mode === Method.ZstdBlock
+        ? decompressBlock(data, 0, zstd, max)
+        : decompressFrame(data, zstd, { maxSize: max, maxWindow: this.maxWindowSize }, true);
+    return dict.learnedModel().decodeTyped(payload, engine, this.maxDecodedSize, checksum);
   }
 
   private payload(h: Header, dict: Dictionary | null): Uint8Array {
@@ -166,8 +196,7 @@ export class Decoder {
         data = inflateRaw(h.payload, dict === null ? null : dict.deflateWindow(), max);
         break;
       default:
-        if (dict !== null && dict.model === null) throw new DecodeError("a learned-model frame names a dictionary without a model");
-        throw new UnsupportedFrame("learned-model frames (method 4) are not decoded by this release of the JavaScript package");
+        throw new UnsupportedFrame(`frame method ${h.method}`);
     }
     if (h.checksum !== null && crc32(data) !== h.checksum) throw new ChecksumMismatch("frame checksum does not match its decoded content");
     return data;

@@ -1,8 +1,9 @@
 // Dictionary files (.zcd, spec/DICTIONARY_FORMAT.md): read, verified, and parsed once.
 
 import { InvalidDictionary, ZerocError } from "./errors.js";
+import { Model } from "./learned.js";
 import { Schema } from "./protobuf.js";
-import { ZstdDictionary } from "./zstd.js";
+import { ZstdDictionary, zstdDecompress } from "./zstd.js";
 
 const MAGIC = [0x5a, 0x52, 0x43, 0x44]; // "ZRCD"
 const MAX_METADATA = 16 * 1024 * 1024;
@@ -50,6 +51,7 @@ export class Dictionary {
   readonly metadata: Record<string, unknown>;
   private zstdDict: ZstdDictionary | null = null;
   private protobuf: Schema | null = null;
+  private learned: Model | null = null;
 
   private constructor(meta: Record<string, unknown>, content: Uint8Array, model: Uint8Array | null, digest: Uint8Array) {
     this.metadata = meta;
@@ -126,6 +128,22 @@ export class Dictionary {
     if (this.schema === null) throw new InvalidDictionary(`a ${this.serialization} dictionary has no schema`);
     if (this.protobuf === null) this.protobuf = new Schema(base64(this.schema.descriptor_set), this.schema.message);
     return this.protobuf;
+  }
+
+  /** The learned model of a version-2 file, read and checked on first use and kept. */
+  learnedModel(): Model {
+    if (this.model === null) throw new InvalidDictionary("this dictionary holds no learned model");
+    if (this.learned === null) {
+      let document: Uint8Array;
+      try {
+        document = zstdDecompress(this.model, { maxSize: MAX_MODEL });
+      } catch (e) {
+        if (e instanceof ZerocError) throw new InvalidDictionary(`learned model section does not decompress: ${e.message}`);
+        throw e;
+      }
+      this.learned = new Model(document);
+    }
+    return this.learned;
   }
 
   /** DEFLATE's preset dictionary: the content's last 32 KiB (spec/WIRE_FORMAT.md §1.4). */

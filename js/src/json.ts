@@ -31,12 +31,49 @@ export function parseJSONText(text: string): unknown {
   return new ExactParser(text).document();
 }
 
+/**
+ * A float whose value is an integer (1.0, -0.0, 1e16), kept apart from the integer of the same
+ * value where Python tells them apart: learned models compare values by type, and a learned
+ * frame's checksum covers Python's text of the value ("1.0", not "1"). Only `parseJSONTyped`
+ * makes them; `unwrapFloats` turns them back into numbers.
+ */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+
+/** Like parseJSON, but integral floats come back as PyFloat. */
+export function parseJSONTyped(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new DecodeError("json serialization is not UTF-8");
+  }
+  return new ExactParser(text, true).document();
+}
+
+/** A value with its PyFloats turned back into numbers (the same object where it has none). */
+export function unwrapFloats(v: unknown): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v !== "object" || v === null) return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = unwrapFloats(v[i]);
+    return v;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) o[k] = unwrapFloats(o[k]);
+  return o;
+}
+
 const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const MAX_DEPTH = 1024; // as orjson, the Python side's parser
 
 class ExactParser {
   private i = 0;
-  constructor(private readonly s: string) {}
+  constructor(
+    private readonly s: string,
+    private readonly typed = false,
+  ) {}
 
   document(): unknown {
     const v = this.value(0);
@@ -80,14 +117,14 @@ class ExactParser {
     return this.number();
   }
 
-  private number(): number | bigint {
+  private number(): number | bigint | PyFloat {
     NUMBER.lastIndex = this.i;
     const m = NUMBER.exec(this.s);
     if (m === null) this.fail("an unexpected character");
     this.i += m[0].length;
     const n = Number(m[0]);
-    if (m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(n)) return BigInt(m[0]);
-    return n;
+    if (m[1] === undefined && m[2] === undefined) return Number.isSafeInteger(n) ? n + 0 : BigInt(m[0]); // "-0" is the integer 0
+    return this.typed && Number.isInteger(n) ? new PyFloat(n) : n;
   }
 
   private string(): string {
@@ -150,4 +187,80 @@ class ExactParser {
       if (c !== ",") this.fail("a missing ',' or '}'");
     }
   }
+}
+
+// --- Python's text of a value -------------------------------------------------------------------
+
+const UTF8_OUT = new TextEncoder();
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Shortest round-trip digits of a finite nonzero |x| and the exponent of its first digit. */
+function digits(x: number): [string, number] {
+  const [mant, exp] = Math.abs(x).toExponential().split("e");
+  return [mant.replace(".", ""), Number(exp)];
+}
+
+/** A float as orjson writes it (positional from 1e-5 to 1e16) or as Python's repr (from 1e-4). */
+function floatText(x: number, repr: boolean): string {
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "NaN" : x > 0 ? "Infinity" : "-Infinity";
+  const [d, e] = digits(x);
+  const sign = x < 0 ? "-" : "";
+  const a = Math.abs(x);
+  if (a >= (repr ? 1e-4 : 1e-5) && a < 1e16) {
+    if (e >= 0) {
+      const whole = d.length > e + 1 ? d.slice(0, e + 1) : d.padEnd(e + 1, "0");
+      const frac = d.length > e + 1 ? d.slice(e + 1) : "0";
+      return `${sign}${whole}.${frac}`;
+    }
+    return `${sign}0.${"0".repeat(-e - 1)}${d}`;
+  }
+  const mant = d.length > 1 ? `${d[0]}.${d.slice(1)}` : d;
+  const ex = repr ? String(Math.abs(e)).padStart(2, "0") : String(Math.abs(e));
+  return `${sign}${mant}e${e < 0 ? "-" : "+"}${ex}`;
+}
+
+/** Whether Python's dumps takes its exact path for `v`: integers past 64 bits, NaN or infinities, lone surrogates. */
+function needsExact(v: unknown): boolean {
+  if (typeof v === "bigint") return v < -(1n << 63n) || v >= 1n << 64n;
+  if (typeof v === "number") return !Number.isFinite(v);
+  if (typeof v === "string") return LONE_SURROGATE.test(v);
+  if (v instanceof PyFloat || v === null || typeof v !== "object") return false;
+  if (Array.isArray(v)) return v.some(needsExact);
+  return Object.entries(v).some(([k, x]) => LONE_SURROGATE.test(k) || needsExact(x));
+}
+
+function asciiOnly(text: string): string {
+  return text.replace(/[\u0080-\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+function textOf(v: unknown, repr: boolean, ascii: boolean): string {
+  if (v === null) return "null";
+  if (v === true) return "true";
+  if (v === false) return "false";
+  if (v instanceof PyFloat) return floatText(v.value, repr);
+  if (typeof v === "number") return Number.isInteger(v) ? String(v) : floatText(v, repr);
+  if (typeof v === "bigint") return v.toString();
+  if (typeof v === "string") return ascii ? asciiOnly(JSON.stringify(v)) : JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map((x) => textOf(x, repr, ascii)).join(",")}]`;
+  const parts = Object.entries(v as Record<string, unknown>).map(([k, x]) => `${ascii ? asciiOnly(JSON.stringify(k)) : JSON.stringify(k)}:${textOf(x, repr, ascii)}`);
+  return `{${parts.join(",")}}`;
+}
+
+/**
+ * The json serialization of a value exactly as the Python library writes it (`zeroc._json.dumps`:
+ * orjson, or, for integers past 64 bits, NaN and infinities, the standard library's text after
+ * the exact mark), PyFloats as floats: what a learned frame's checksum covers.
+ */
+export function pythonText(v: unknown): Uint8Array {
+  if (!needsExact(v)) return UTF8_OUT.encode(textOf(v, false, false));
+  // The standard library's text with lone surrogates cannot be UTF-8: it is written as ASCII.
+  return UTF8_OUT.encode(" " + textOf(v, true, hasLoneSurrogate(v)));
+}
+
+function hasLoneSurrogate(v: unknown): boolean {
+  if (typeof v === "string") return LONE_SURROGATE.test(v);
+  if (v === null || typeof v !== "object" || v instanceof PyFloat) return false;
+  if (Array.isArray(v)) return v.some(hasLoneSurrogate);
+  return Object.entries(v).some(([k, x]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(x));
 }
