@@ -97,16 +97,24 @@ export class RangeDecoder {
     }
   }
 
+  // `range // total` of the last peek: the take that follows it (always the same total) reuses it.
+  private lastTotal = 0;
+  private lastR = 0n;
+
   /** The next symbol's slot among `total` (at most 2^40). */
   peek(total: number): number {
-    const s = this.x / (this.rng / BigInt(total));
-    if (s >= BigInt(total)) throw new DecodeError("learned-model payload is not one this model writes (a slot past the total)");
-    return Number(s);
+    const r = this.rng / BigInt(total);
+    this.lastTotal = total;
+    this.lastR = r;
+    const s = Number(this.x / r);
+    if (s >= total) throw new DecodeError("learned-model payload is not one this model writes (a slot past the total)");
+    return s;
   }
 
   take(start: number, freq: number, total: number): void {
     if (--this.budget < 0) throw new DecodeError("learned-model payload asks for more symbols than it can hold");
-    const r = this.rng / BigInt(total);
+    const r = total === this.lastTotal ? this.lastR : this.rng / BigInt(total);
+    this.lastTotal = 0;
     this.x -= r * BigInt(start);
     this.rng = r * BigInt(freq);
     while (this.rng < BOTTOM) {

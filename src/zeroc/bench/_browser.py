@@ -7,9 +7,9 @@ the demo on loopback.
   the response to typed arrays (JSON: `JSON.parse`, then `Date.parse` per timestamp; Zeroc:
   `Table.open(...).columns({timestamps: true})`), the best of a few rounds. The page draws the
   Zeroc table last; its screenshot is the plot.
-- **Small messages**: 10,000 ProductView frames (protobuf, zstd-block with a trained dictionary)
-  decoded by the package's `Decoder` in the page, against `JSON.parse` of the same messages'
-  JSON, the best of 30 interleaved rounds.
+- **Small messages**: 10,000 ProductView frames decoded by the package's `Decoder` in the page,
+  against `JSON.parse` of the same messages' JSON, the best of 30 interleaved rounds: as
+  learned-model frames and as zstd-block frames of protobuf.
 
 Needs the built package (`make js`), Debian's chromium and Playwright (the dev extra). Figures
 are the browser's own clocks (`performance.now()`): compare the columns of one run.
@@ -74,9 +74,10 @@ def run(
     progress: Callable[[str], None] | None = None,
     screenshot: str | None = None,
     points: int | None = None,
+    messages: int = MESSAGES,
 ) -> dict[str, Any]:
-    """The page's figures for 100,000 (quick) or 1,000,000 points (or ``points``), and the
-    small-message race."""
+    """The page's figures for 100,000 (quick) or 1,000,000 points (or ``points``), and the race
+    of ``messages`` ProductView frames (dictionaries trained on twice as many, at most 5,000)."""
     import playwright.sync_api as playwright
 
     import zeroc
@@ -90,12 +91,15 @@ def run(
     n = points or (100_000 if quick else 1_000_000)
     rounds = 3
     result: dict[str, Any] = {"points": n, "rounds": rounds, "series": {}}
-    say("browser: training the ProductView dictionary (zstd: the package does not decode learned frames yet)")
-    d = zeroc.train(generate("product_view", 5000, seed=3), schema=ProductView, candidates=[("zstd", 19)])
-    codec = zeroc.Codec(d)
-    views = generate("product_view", MESSAGES, seed=11)
-    frames = [codec.encode(v) for v in views]
+    say("browser: training the ProductView dictionaries (learned, zstd)")
+    samples = generate("product_view", min(5000, 2 * messages), seed=3)
+    dictionaries = {
+        kind: zeroc.train(samples, schema=ProductView, candidates=[(kind, 19)])
+        for kind in ("learned", "zstd")
+    }
+    views = generate("product_view", messages, seed=11)
     texts = [json.dumps(v, separators=(",", ":")) for v in views]
+    frames = {kind: [zeroc.Codec(d).encode(v) for v in views] for kind, d in dictionaries.items()}
     with tempfile.TemporaryDirectory() as tmp:
         dictionary_path = str(Path(tmp) / "orders.zcd")
         train_demo_dictionary().save(dictionary_path)
@@ -116,31 +120,36 @@ def run(
                     page.evaluate(LOAD, ["zct", n])  # the chart on screen is the Zeroc table's
                     if screenshot:
                         page.locator("#chart").screenshot(path=screenshot)
-                    say(f"browser: {MESSAGES:,} ProductView frames against JSON.parse")
-                    race = page.evaluate(
-                        MESSAGES_SCRIPT,
-                        {
-                            "zcd": base64.b64encode(d.to_bytes()).decode(),
-                            "frames": [base64.b64encode(f).decode() for f in frames],
-                            "texts": texts,
-                            "rounds": MESSAGE_ROUNDS,
-                        },
-                    )
+                    races = {}
+                    for kind, d in dictionaries.items():
+                        say(f"browser: {messages:,} ProductView frames ({kind}) against JSON.parse")
+                        races[kind] = page.evaluate(
+                            MESSAGES_SCRIPT,
+                            {
+                                "zcd": base64.b64encode(d.to_bytes()).decode(),
+                                "frames": [base64.b64encode(f).decode() for f in frames[kind]],
+                                "texts": texts,
+                                "rounds": MESSAGE_ROUNDS,
+                            },
+                        )
                 finally:
                     browser.close()
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    if not race["same"]:
-        raise RuntimeError("the page decoded ProductView frames to other values than their JSON")
     result["messages"] = {
-        "count": MESSAGES,
+        "count": messages,
         "rounds": MESSAGE_ROUNDS,
-        "frame_bytes": sum(map(len, frames)) / MESSAGES,
-        "json_bytes": sum(map(len, texts)) / MESSAGES,
-        "zeroc_ms": race["zeroc"],
-        "json_parse_ms": race["json"],
+        "json_bytes": sum(map(len, texts)) / messages,
     }
+    for kind, race in races.items():
+        if not race["same"]:
+            raise RuntimeError(f"the page decoded ProductView {kind} frames to other values than their JSON")
+        result["messages"][kind] = {
+            "frame_bytes": sum(map(len, frames[kind])) / messages,
+            "zeroc_ms": race["zeroc"],
+            "json_parse_ms": race["json"],
+        }
     result["verdict"] = verdict(result)
     return result
 
@@ -162,7 +171,10 @@ def verdict(result: dict[str, Any]) -> dict[str, Any]:
         "zct_over_json_gzip": zct["wire"] / js["wire"],
         "zct_over_arrow_zstd": zct["wire"] / arrow["wire"],
         "zct_to_arrays_over_json_parse": zct["responseToArrays"] / js["parse"],
-        "messages_zeroc_over_json_parse": m["zeroc_ms"] / m["json_parse_ms"],
+        **{
+            f"messages_{k}_over_json_parse": m[k]["zeroc_ms"] / m[k]["json_parse_ms"]
+            for k in ("learned", "zstd")
+        },
     }
 
 
@@ -175,10 +187,14 @@ def table(result: dict[str, Any]) -> str:
         a, b, c = (f"{x:.1f}" if x is not None else "-" for x in cells)
         lines.append(f"{LABELS[form]:<24} {r['wire']:>11,} {a:>19} {b:>20} {c:>14}")
     m, v = result["messages"], result["verdict"]
+    lines.append("")
+    for k in ("learned", "zstd"):
+        lines.append(
+            f"{m['count']:,} ProductView frames ({k}, {m[k]['frame_bytes']:.1f} B): "
+            f"{m[k]['zeroc_ms']:.1f} ms to decode, JSON.parse of their JSON {m[k]['json_parse_ms']:.1f} ms "
+            f"({v[f'messages_{k}_over_json_parse']:.2f}x)"
+        )
     lines += [
-        "",
-        f"{m['count']:,} ProductView frames: {m['zeroc_ms']:.1f} ms to decode, JSON.parse of their JSON "
-        f"{m['json_parse_ms']:.1f} ms ({v['messages_zeroc_over_json_parse']:.2f}x)",
         f"Zeroc table / JSON + gzip: {v['zct_over_json_gzip']:.3f}; / Arrow IPC + zstd: "
         f"{v['zct_over_arrow_zstd']:.3f}; response->arrays / JSON.parse: "
         f"{v['zct_to_arrays_over_json_parse']:.2f}",
@@ -223,16 +239,20 @@ def markdown(result: dict[str, Any], command: str) -> str:
         "",
         "## Small messages",
         "",
-        f"{m['count']:,} ProductView messages (protobuf, zstd-block frames with a trained dictionary, "
-        f"{m['frame_bytes']:.1f} B each; their JSON {m['json_bytes']:.1f} B), decoded to objects "
-        f"by the package's `Decoder` against `JSON.parse` of their JSON, in {m['rounds']} "
-        "interleaved rounds, the best of each:",
+        f"{m['count']:,} ProductView messages (their JSON {m['json_bytes']:.1f} B each) decoded to "
+        "objects by the package's `Decoder` against `JSON.parse` of their JSON, in "
+        f"{m['rounds']} interleaved rounds, the best of each; as learned-model frames ("
+        '`train(..., candidates=[("learned", 19)])`) and as zstd-block frames of protobuf:',
         "",
-        "| decoder | ms for all | µs per message |",
-        "|---|---:|---:|",
-        f"| Zeroc `Decoder.decode` | {m['zeroc_ms']:.1f} | {1000 * m['zeroc_ms'] / m['count']:.2f} |",
-        f"| `JSON.parse` | {m['json_parse_ms']:.1f} | {1000 * m['json_parse_ms'] / m['count']:.2f} |",
-        "",
-        f"Zeroc takes {v['messages_zeroc_over_json_parse']:.2f}× `JSON.parse`'s time here.",
+        "| frames | bytes each | Zeroc ms for all | µs per message | `JSON.parse` ms "
+        "| Zeroc / `JSON.parse` |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
+    for k, label in (("learned", "learned model"), ("zstd", "protobuf, zstd-block")):
+        r = m[k]
+        out.append(
+            f"| {label} | {r['frame_bytes']:.1f} | {r['zeroc_ms']:.1f} "
+            f"| {1000 * r['zeroc_ms'] / m['count']:.2f} | {r['json_parse_ms']:.1f} "
+            f"| {v[f'messages_{k}_over_json_parse']:.2f}× |"
+        )
     return "\n".join(out) + "\n"
