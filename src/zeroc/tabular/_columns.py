@@ -90,7 +90,15 @@ def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
             narrow = diffs.astype(dtype).tobytes()
             candidates.append(({"enc": "zstd-narrow", "first": first, "width": width}, _zstd(narrow)))
             break
-    return min(candidates, key=lambda c: len(c[1]))
+    return min(candidates, key=_cost)
+
+
+def _cost(candidate: tuple[dict[str, Any], bytes]) -> int:
+    """A column encoding's bytes: its payload and its head's JSON (which the block's text frame
+    then compresses, so this overstates it a little): a narrow column's longer head must earn
+    its place on short columns."""
+    head, payload = candidate
+    return len(payload) + len(_json.dumps(head))
 
 
 def _i64(v: Any, what: str) -> int:
