@@ -487,12 +487,20 @@ def test_corrupted_frames_payloads_tables_and_dictionaries_raise_typed_errors(
         for v in tweets
         if (f := checked.encode(v))[0] & 7 == 4
     ]
+    zcd = {k: d.to_bytes().hex() for k, d in dictionaries.items()} | {"learned": learned.to_bytes().hex()}
+    for name in ("learned.json", "learned-5.json"):  # the exact coder: format 1, format 5's blocks
+        vectors = json.loads((ROOT / "spec" / "vectors" / name).read_text())
+        zcd[name] = (ROOT / "spec" / "vectors" / vectors["dictionary"]).read_bytes().hex()
+        frames += [
+            {"dictionary": name, "frame_hex": v["frame_hex"], "payload_hex": _json.dumps(v["input"]).hex()}
+            for v in vectors["valid"]
+            if v["codec"].get("frame_id") != "bare"
+        ]
     tables = []
     for name in ("twitter.json", "github_events.json", "canada.json"):
         out = io.BytesIO()
         pack(json.loads((DATA / "json" / name).read_text()), out, chunk_rows=8, portable=True)
         tables.append({"file_hex": out.getvalue().hex(), "ranges": []})
-    zcd = {k: d.to_bytes().hex() for k, d in dictionaries.items()} | {"learned": learned.to_bytes().hex()}
     rounds = int(os.environ.get("ZEROC_JS_FUZZ_ROUNDS", "60"))
     report = node(
         {"zcd": zcd, "frames": frames, "tables": tables, "fuzz": {"seed": 3, "rounds": rounds}}, tmp_path

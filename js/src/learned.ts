@@ -1,8 +1,8 @@
-// Learned-model payloads (spec/LEARNED_MODEL.md) of model formats 6 and 7: the range coder on
-// 64-bit integers (BigInt here) and every node kind, by the general rules and the common
-// path's. The model is data: its tables are checked as the Python reader checks them, then
-// walked; nothing from the file is ever evaluated. Formats 1-5 (the exact coder on unbounded
-// integers) are not decoded by this package: their frames raise UnsupportedFrame.
+// Learned-model payloads (spec/LEARNED_MODEL.md) of every model format: the range coder of
+// formats 6 and 7 on 64-bit integers, the exact coder of formats 1-5 on unbounded ones (format
+// 5 in blocks), both in BigInt, and every node kind, by the general rules and the common path's.
+// The model is data: its tables are checked as the Python reader checks them, then walked;
+// nothing from the file is ever evaluated.
 //
 // Values are compared by type as Python compares them (1 is not 1.0): tables and JSON texts are
 // read with parseJSONTyped, whose integral floats are PyFloat objects, and decimals that come
@@ -10,7 +10,7 @@
 // numbers, after its checksum, if the frame has one, is checked against Python's text of it.
 
 import { crc32 } from "./crc32.js";
-import { ChecksumMismatch, DecodeError, InvalidDictionary, UnsupportedFrame, ZerocError } from "./errors.js";
+import { ChecksumMismatch, DecodeError, InvalidDictionary, ZerocError } from "./errors.js";
 import { PyFloat, parseJSONTyped, pythonText, unwrapFloats } from "./json.js";
 
 const TOP = 1n << 64n;
@@ -21,6 +21,9 @@ const FLAG_TOTAL = 1 << 16;
 const SIDE_MODES = 3;
 const MAX_SYMBOLS = 4096;
 const PER_BYTE = 16;
+const BLOCK_BITS = 2048n;
+const BLOCK_BYTES = 288;
+const LEGACY_BYTES = 65552;
 const MAX_NODES = 50_000;
 const MAX_DEPTH = 64;
 const MAX_LOOPS = 16;
@@ -73,28 +76,10 @@ export class RangeDecoder {
     for (let i = 0; i < 8; i++) x = (x << 8n) | BigInt(i < data.length ? data[i] : 0);
     this.x = x;
     this.budget = MAX_SYMBOLS + PER_BYTE * data.length;
-    // The head: whether a side stream follows, then its length and mode.
-    let size = 0;
-    let mode = 0;
-    if (this.peek(FLAG_TOTAL) >= 1) {
-      this.take(1, FLAG_TOTAL - 1, FLAG_TOTAL);
-    } else {
-      this.take(0, 1, FLAG_TOTAL);
-      const width = Number(this.uniform(64));
-      size = width < 2 ? width : 2 ** (width - 1) + Number(this.uniform(2 ** (width - 1)));
-      mode = Number(this.uniform(SIDE_MODES));
-      if (size > data.length) throw new DecodeError("side stream is longer than the payload");
-    }
+    const [size, mode] = readHead(this, data.length);
     this.side = size > 0;
     this.arith = data.length - size;
-    const raw = data.subarray(data.length - size);
-    if (mode === 0) {
-      this.buf = raw;
-    } else {
-      if (engine === null) throw new DecodeError("side stream is compressed and this model has no dictionary");
-      this.buf = engine(mode, raw, maxSize);
-      if (this.buf.length <= size) throw new DecodeError("compressed side stream is not smaller than its content");
-    }
+    this.buf = sideStream(data, size, mode, engine, maxSize);
   }
 
   // `range // total` of the last peek: the take that follows it (always the same total) reuses it.
@@ -178,7 +163,195 @@ export class RangeDecoder {
   }
 }
 
-type D = RangeDecoder;
+/** A payload's head (spec §1.1): the side stream's [size, mode], [0, 0] without one. */
+function readHead(d: Coder, length: number): [number, number] {
+  if (d.peek(FLAG_TOTAL) >= 1) {
+    d.take(1, FLAG_TOTAL - 1, FLAG_TOTAL);
+    return [0, 0];
+  }
+  d.take(0, 1, FLAG_TOTAL);
+  const width = Number(d.uniform(64));
+  const size = width < 2 ? width : 2 ** (width - 1) + Number(d.uniform(2 ** (width - 1)));
+  const mode = Number(d.uniform(SIDE_MODES));
+  if (size > length) throw new DecodeError("side stream is longer than the payload");
+  return [size, mode];
+}
+
+/** The last `size` bytes of a payload as the side stream's content. */
+function sideStream(data: Uint8Array, size: number, mode: number, engine: SideEngine | null, maxSize: number): Uint8Array {
+  const raw = data.subarray(data.length - size);
+  if (mode === 0) return raw;
+  if (engine === null) throw new DecodeError("side stream is compressed and this model has no dictionary");
+  const out = engine(mode, raw, maxSize);
+  if (out.length <= size) throw new DecodeError("compressed side stream is not smaller than its content");
+  return out;
+}
+
+function bitlen(v: bigint): number {
+  return v === 0n ? 0 : v.toString(2).length;
+}
+
+/** The canonical [n, k] of an interval (spec §1.1): k / 256^n in it, n counted up from its bound. */
+function shortest(low: bigint, rng: bigint, den: bigint, contained: boolean): [number, bigint] {
+  let n = Math.floor((bitlen(den) - bitlen(rng)) / 8);
+  const high = low + rng;
+  for (;; n++) {
+    const shift = BigInt(8 * n);
+    const a = low << shift;
+    const k = (a + den - 1n) / den; // ceil, a >= 0
+    if (contained ? (k + 1n) * den <= high << shift : k * den < high << shift) return [n, k];
+  }
+}
+
+function bytesOf(k: bigint, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = n - 1; i >= 0; i--) {
+    out[i] = Number(k & 0xffn);
+    k >>= 8n;
+  }
+  return out;
+}
+
+function bigOf(data: Uint8Array, from: number, to: number): bigint {
+  let v = 0n;
+  for (let i = from; i < to; i++) v = (v << 8n) | BigInt(data[i]);
+  return v;
+}
+
+/**
+ * The exact coder's decoder (formats 1-5, spec §1.1): the payload read as the fraction
+ * num / scale, the position in the interval as x / R. With `blocks` (format 5), one block of at
+ * most 288 bytes at a time, each checked to be the canonical number of its interval.
+ */
+export class ExactDecoder {
+  private blocks = false;
+  private arith: number;
+  private budget: number;
+  private buf: Uint8Array;
+  private pos = 0;
+  private start = 0;
+  private num = 0n;
+  private scale = 1n;
+  private x = 0n;
+  private R = 1n;
+  private den = 1n;
+  private bden = 1n;
+  private brng = 1n;
+  /** Set while the common path is decoded: in format 5 it must end in its first block. */
+  common = false;
+  readonly side: boolean;
+
+  constructor(
+    private readonly data: Uint8Array,
+    engine: SideEngine | null,
+    maxSize: number,
+    blocks: boolean,
+  ) {
+    this.arith = data.length;
+    this.load(0, Math.min(data.length, blocks ? BLOCK_BYTES : LEGACY_BYTES));
+    this.budget = MAX_SYMBOLS + 8 + (blocks ? PER_BYTE * data.length : 0);
+    const [size, mode] = readHead(this, data.length);
+    this.side = size > 0;
+    this.arith = data.length - size;
+    if (!blocks && this.arith > LEGACY_BYTES) throw new DecodeError("learned-model payload is longer than any of its format");
+    this.blocks = blocks;
+    this.bden = this.brng = 1n;
+    this.buf = sideStream(data, size, mode, engine, maxSize);
+  }
+
+  private load(start: number, end: number): void {
+    this.start = start;
+    this.num = bigOf(this.data, start, end);
+    this.scale = 1n << BigInt(8 * (end - start));
+    this.x = this.num;
+    this.R = this.scale;
+    this.den = this.bden = this.brng = 1n;
+  }
+
+  private nextBlock(): void {
+    if (this.common) throw new DecodeError("learned-model payload's common path does not end in its first block");
+    const low = (this.num * this.den - this.x) / this.scale;
+    const [n, k] = shortest(low, this.R / this.scale, this.den, true);
+    const end = this.start + n;
+    const written = bytesOf(k, n);
+    if (end > this.arith || written.some((b, i) => this.data[this.start + i] !== b)) {
+      throw new DecodeError("learned-model payload is not in canonical form (a block ends otherwise)");
+    }
+    this.load(end, Math.min(this.arith, end + BLOCK_BYTES));
+  }
+
+  peek(total: Int): number {
+    return Number((this.x * BigInt(total)) / this.R);
+  }
+
+  take(start: Int, freq: Int, total: Int): void {
+    if (--this.budget < 0) throw new DecodeError("learned-model payload asks for more symbols than it can hold");
+    const t = BigInt(total);
+    const f = BigInt(freq);
+    this.x = this.x * t - BigInt(start) * this.R;
+    this.R *= f;
+    this.den *= t;
+    if (this.blocks) {
+      this.bden *= t;
+      this.brng *= f;
+      if (this.bden > this.brng << BLOCK_BITS) this.nextBlock();
+    }
+  }
+
+  uniform(n: Int): Int {
+    const v = (this.x * BigInt(n)) / this.R;
+    this.take(v, 1, n);
+    return int(v);
+  }
+
+  spend(): void {
+    // Formats 1-5 count no items on the common path (spec §1.2 added that for format 6).
+  }
+
+  takeBytes(n: number): Uint8Array {
+    if (n < 0 || this.pos + n > this.buf.length) throw new DecodeError("escaped bytes run past the side stream");
+    const out = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
+  finish(): void {
+    if (this.pos !== this.buf.length) throw new DecodeError("learned-model payload has unread escaped bytes");
+    const contained = this.arith !== this.data.length;
+    const arith = this.arith - this.start;
+    if (!contained && this.scale !== 1n << BigInt(8 * arith)) {
+      throw new DecodeError("learned-model payload is not in canonical form (longer than its last block)");
+    }
+    const { num, scale, x, R, den } = this;
+    let canonical: boolean;
+    if (!contained) {
+      // The payload sits at x/R of the final interval: canonical when it is the smallest number
+      // of its length there (x < den) and no shorter length would do.
+      const n0 = Math.floor((bitlen(den) - (bitlen(R) - 8 * arith)) / 8);
+      canonical = n0 <= arith && x < den;
+      for (let n = n0; canonical && n < arith; n++) {
+        const mask = (1n << BigInt(8 * (arith - n))) - 1n;
+        if (x + (-num & mask) * den < R) canonical = false;
+      }
+    } else {
+      const low = (num * den - x) / scale;
+      const [n, k] = shortest(low, R / scale, den, true);
+      canonical = n === arith && (n === 0 || bigOf(this.data, this.start, this.start + n) === k);
+    }
+    if (!canonical) throw new DecodeError("learned-model payload is not in canonical form (corrupt or wrong model)");
+  }
+}
+
+/** What the nodes decode with: either coder. */
+interface Coder {
+  peek(total: Int): number;
+  take(start: Int, freq: Int, total: Int): void;
+  uniform(n: Int): Int;
+  spend(items: number): void;
+  takeBytes(n: number): Uint8Array;
+}
+
+type D = Coder;
 
 // --- values ---------------------------------------------------------------------------------------
 
@@ -460,6 +633,8 @@ class Words extends Escaping {
 
 abstract class Rule extends Escaping {
   sure = false;
+  /** Model format 1: the rule codes its symbol even when its table has no entry for the source. */
+  legacy = false;
   constructor(
     readonly source: number,
     other: Node,
@@ -478,7 +653,7 @@ abstract class Rule extends Escaping {
   decodeIn(d: D, context: unknown[], common: boolean): unknown {
     const src = this.source < context.length ? context[this.source] : MISSING;
     const other = this.other!;
-    if (!this.predicts(src)) return dec(other, d, common);
+    if (!this.legacy && !this.predicts(src)) return dec(other, d, common);
     if (!common || !(this.sure || other instanceof Raw)) {
       const slot = d.peek(this.total);
       if (slot < this.esc) {
@@ -859,14 +1034,18 @@ class Reader {
 
   private sure(d: Doc): boolean {
     const v = d.sure ?? false;
-    if (typeof v !== "boolean") this.fail(`${String(d.kind)}.sure must be a boolean`);
+    if (typeof v !== "boolean" || (v && this.version < 2)) this.fail(`${String(d.kind)}.sure must be a boolean, and appears from format 2 on`);
     return v;
+  }
+
+  private since(version: number, what: string): void {
+    if (this.version < version) this.fail(`${what} appears from format ${version} on`);
   }
 
   private counts(d: Doc): [number, number] {
     const esc = this.integer(d, "esc", 1, MAX_TOTAL);
     const hits = this.integer(d, "hits", 1, MAX_TOTAL);
-    if (esc + hits > MAX_TOTAL) this.fail(`${String(d.kind)}: esc + hits must be at most ${MAX_TOTAL}`);
+    if (this.version >= 6 && esc + hits > MAX_TOTAL) this.fail(`${String(d.kind)}: esc + hits must be at most ${MAX_TOTAL}`);
     return [esc, hits];
   }
 
@@ -929,6 +1108,7 @@ class Reader {
         return new IntRange(lo, span, ...this.counts(d));
       }
       case "magnitude": {
+        this.since(3, "magnitude");
         const buckets = this.node(d.buckets, sub);
         if (!(buckets instanceof Categorical && buckets.fallback instanceof Raw && buckets.values.every((b) => typeof b === "number" && Number.isInteger(b) && Math.abs(b) <= MAX_BITS))) {
           this.fail(`magnitude buckets must be a categorical of integers within ±${MAX_BITS} escaping to JSON text`);
@@ -936,6 +1116,7 @@ class Reader {
         return new Magnitude(buckets, ...this.counts(d));
       }
       case "shape": {
+        this.since(3, "shape");
         const { literals, kinds, children } = d;
         if (!Array.isArray(literals) || literals.length < 3 || literals.length > MAX_FIELDS + 1 || !literals.every((l) => typeof l === "string" && l.length <= 4096 && !/[A-Za-z0-9]/.test(l))) {
           this.fail(`shape.literals must be 3..${MAX_FIELDS + 1} strings without letters or digits`);
@@ -949,7 +1130,7 @@ class Reader {
       case "decimal":
         return new Decimal(this.integer(d, "scale", 0, 6), this.node(d.inner, sub), ...this.counts(d));
       case "template":
-        return new Template(this.text(d, "prefix"), this.integer(d, "width", 0, MAX_DIGITS), this.node(d.inner, sub), ...this.counts(d));
+        return new Template(this.text(d, "prefix"), this.integer(d, "width", this.version >= 3 ? 0 : 1, MAX_DIGITS), this.node(d.inner, sub), ...this.counts(d));
       case "chars": {
         if (this.version < 7) this.fail("chars appears from format 7 on");
         const tables = d.tables;
@@ -980,10 +1161,12 @@ class Reader {
         if (!keys.every((k) => typeof k === "string") || new Set(keys).size !== keys.length || keys.length > MAX_TABLE) this.fail("object keys must be distinct strings");
         this.spend(keys.length);
         const kids = children.map((c, j) => this.node(c, sub, j));
+        if ("other" in d) this.since(4, "object.other");
         const other = "other" in d ? this.node(d.other, sub) : null;
         return new ObjectNode(keys as string[], kids, ...this.counts(d), other);
       }
       case "map":
+        this.since(4, "map");
         return new MapNode(this.node(d.count, sub), this.node(d.key, sub), this.node(d.value, sub), ...this.counts(d));
       case "given":
       case "affix":
@@ -1000,7 +1183,7 @@ class Reader {
         } else if (d.kind === "affix") {
           if (typeof d.quoted !== "boolean") this.fail("affix.quoted must be a boolean");
           const numeric = d.numeric ?? false;
-          if (typeof numeric !== "boolean") this.fail("affix.numeric must be a boolean");
+          if (typeof numeric !== "boolean" || (numeric && this.version < 3)) this.fail("affix.numeric must be a boolean, and appears from format 3 on");
           const affix = new Affix(source, this.text(d, "prefix"), this.text(d, "suffix"), d.quoted, other, esc, hits);
           affix.numeric = numeric;
           rule = affix;
@@ -1012,6 +1195,7 @@ class Reader {
           rule = new Prefixed(source, new Map(table as [string, string][]), this.node(d.rest, sub), other, esc, hits);
         }
         rule.sure = this.sure(d);
+        rule.legacy = this.version < 2;
         return rule;
       }
       case "array":
@@ -1063,10 +1247,6 @@ export class Model {
     }
     this.samples = samples as number;
     this.common = common as number;
-    if (this.format < 6) {
-      this.root = new Raw();
-      return;
-    }
     this.root = new Reader(this.format).node(d.root, 0);
     if (loops(this.root) > MAX_LOOPS) throw new InvalidDictionary(`learned model nests more than ${MAX_LOOPS} arrays and words`);
   }
@@ -1089,16 +1269,20 @@ export class Model {
   }
 
   private walk(payload: Uint8Array, engine: SideEngine | null, maxSize: number): unknown {
-    if (this.format < 6) {
-      throw new UnsupportedFrame(`learned model format ${this.format}: this package decodes formats 6 and 7`);
-    }
     try {
-      const d = new RangeDecoder(payload, engine, maxSize);
+      const exact = this.format < 6 ? new ExactDecoder(payload, engine, maxSize, this.format === 5) : null;
+      const d: RangeDecoder | ExactDecoder = exact ?? new RangeDecoder(payload, engine, maxSize);
       const total = this.samples + 2;
       let value: unknown;
       if (d.peek(total) <= this.common) {
+        if (exact !== null) {
+          // Formats 1-5 write the common path only without a side stream, in one block.
+          if (exact.side) throw new DecodeError("learned-model payload says common path but has a side stream");
+          exact.common = true;
+        }
         d.take(0, this.common + 1, total);
         value = this.root.decodeCommon(d);
+        if (exact !== null) exact.common = false;
       } else {
         d.take(this.common + 1, this.samples - this.common + 1, total);
         value = this.root.decode(d);

@@ -132,14 +132,12 @@ for (const v of containers.invalid) {
   test(`invalid container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
 }
 
-// Learned-model payloads: formats 6 and 7 (the range coder) are decoded; formats 1-5 (the exact
-// coder on unbounded integers) are not yet: listed, not hidden.
+// Learned-model payloads of every model format: 1-5 (the exact coder, format 5 in blocks) and
+// 6-7 (the range coder).
 for (const name of ["learned.json", "learned-2.json", "learned-3.json", "learned-4.json", "learned-5.json", "learned-6.json", "learned-7.json"]) {
   const set = vectors(name);
-  const format = Number(/-(\d)\.json$/.exec(name)?.[1] ?? 1);
-  const todo = format < 6 ? `model format ${format}: the exact coder is not ported` : false;
   for (const v of set.valid) {
-    test(`${name} valid ${v.name}`, { todo }, async () => {
+    test(`${name} valid ${v.name}`, async () => {
       const decoder = new zeroc.Decoder(await dictionary(set.dictionary));
       const frame = fromHex(v.frame_hex);
       const value = v.codec?.frame_id === "bare" ? decoder.decodeBare(frame) : decoder.decode(frame);
@@ -147,7 +145,7 @@ for (const name of ["learned.json", "learned-2.json", "learned-3.json", "learned
     });
   }
   for (const v of set.invalid) {
-    test(`${name} invalid ${v.name} raises ${v.error}`, { todo }, async () => {
+    test(`${name} invalid ${v.name} raises ${v.error}`, async () => {
       const decoder = new zeroc.Decoder(await dictionary(set.dictionary));
       const frame = fromHex(v.frame_hex);
       rejects(() => (v.bare ? decoder.decodeBare(frame) : decoder.decode(frame)), v.error);
