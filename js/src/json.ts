@@ -41,7 +41,27 @@ export class PyFloat {
   constructor(readonly value: number) {}
 }
 
-/** Like parseJSON, but integral floats come back as PyFloat. */
+/**
+ * The keys of an object in the order its text gave them, where JavaScript would reorder them:
+ * an object's integer-like keys ("4", "9") always come first in JavaScript, in Python where they
+ * were written. Set (not enumerable) on the objects of typed values that have such keys, so that
+ * `pythonText` writes them in Python's order.
+ */
+export const KEY_ORDER: unique symbol = Symbol("keyOrder");
+
+const INDEX_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
+
+/** Whether JavaScript would reorder these keys (some are integer-like). */
+export function reordered(keys: string[]): boolean {
+  return keys.some((k) => INDEX_KEY.test(k) && Number(k) < 4294967295);
+}
+
+/** Remember `keys` as `o`'s order (where `reordered(keys)`: the caller may know it already). */
+export function keepOrder(o: object, keys: string[], needed = reordered(keys)): void {
+  if (needed) Object.defineProperty(o, KEY_ORDER, { value: keys, enumerable: false });
+}
+
+/** Like parseJSON, but integral floats come back as PyFloat (and objects keep their key order). */
 export function parseJSONTyped(bytes: Uint8Array): unknown {
   let text: string;
   try {
@@ -167,6 +187,7 @@ class ExactParser {
   private object(depth: number): Record<string, unknown> {
     this.i++;
     const out: Record<string, unknown> = {};
+    const keys: string[] = [];
     this.space();
     if (this.s[this.i] === "}") {
       this.i++;
@@ -181,9 +202,13 @@ class ExactParser {
       const v = this.value(depth + 1);
       if (key === "__proto__") Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
       else out[key] = v;
+      if (this.typed && !keys.includes(key)) keys.push(key);
       this.space();
       const c = this.s[this.i++];
-      if (c === "}") return out;
+      if (c === "}") {
+        if (this.typed) keepOrder(out, keys);
+        return out;
+      }
       if (c !== ",") this.fail("a missing ',' or '}'");
     }
   }
@@ -243,7 +268,9 @@ function textOf(v: unknown, repr: boolean, ascii: boolean): string {
   if (typeof v === "bigint") return v.toString();
   if (typeof v === "string") return ascii ? asciiOnly(JSON.stringify(v)) : JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map((x) => textOf(x, repr, ascii)).join(",")}]`;
-  const parts = Object.entries(v as Record<string, unknown>).map(([k, x]) => `${ascii ? asciiOnly(JSON.stringify(k)) : JSON.stringify(k)}:${textOf(x, repr, ascii)}`);
+  const o = v as Record<string, unknown> & { [KEY_ORDER]?: string[] };
+  const keys = o[KEY_ORDER] ?? Object.keys(o);
+  const parts = keys.map((k) => `${ascii ? asciiOnly(JSON.stringify(k)) : JSON.stringify(k)}:${textOf(o[k], repr, ascii)}`);
   return `{${parts.join(",")}}`;
 }
 

@@ -11,7 +11,7 @@
 
 import { crc32 } from "./crc32.js";
 import { ChecksumMismatch, DecodeError, InvalidDictionary, ZerocError } from "./errors.js";
-import { PyFloat, parseJSONTyped, pythonText, unwrapFloats } from "./json.js";
+import { KEY_ORDER, PyFloat, keepOrder, parseJSONTyped, pythonText, reordered, unwrapFloats } from "./json.js";
 
 const TOP = 1n << 64n;
 const BOTTOM = 1n << 56n;
@@ -383,6 +383,8 @@ function copy(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(copy);
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) setKey(out, k, copy(x));
+  const order = (v as { [KEY_ORDER]?: string[] })[KEY_ORDER];
+  if (order !== undefined) keepOrder(out, order);
   return out;
 }
 
@@ -854,6 +856,7 @@ class Prefixed extends Rule {
 }
 
 class ObjectNode extends Escaping {
+  private readonly reordered: boolean;
   constructor(
     readonly keys: string[],
     readonly children: Node[],
@@ -863,6 +866,7 @@ class ObjectNode extends Escaping {
   ) {
     super(esc, esc + hits);
     this.other = other;
+    this.reordered = reordered(keys);
   }
   get(d: D, common: boolean): unknown {
     const context: unknown[] = [];
@@ -871,6 +875,7 @@ class ObjectNode extends Escaping {
     }
     const out: Record<string, unknown> = {};
     for (let i = 0; i < this.keys.length; i++) setKey(out, this.keys[i], context[i]);
+    keepOrder(out, this.keys, this.reordered);
     return out;
   }
 }
@@ -892,11 +897,14 @@ class MapNode extends Escaping {
     const n = this.count.decode(d);
     if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > MAX_LENGTH) throw new DecodeError("map size out of range");
     const out: Record<string, unknown> = {};
+    const keys: string[] = [];
     for (let i = 0; i < n; i++) {
       const k = this.key.decode(d);
       if (typeof k !== "string" || Object.prototype.hasOwnProperty.call(out, k)) throw new DecodeError("a map key is not a new string");
       setKey(out, k, this.value.decode(d));
+      keys.push(k);
     }
+    keepOrder(out, keys);
     return out;
   }
 }
