@@ -17,7 +17,15 @@ export type Serialization = "json" | "protobuf" | "bytes";
 
 /** The SHA-256 of `data` (WebCrypto: browsers on secure origins, loopback included, and Node). */
 export async function sha256(data: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>));
+  return new Uint8Array(await (await subtle()).digest("SHA-256", data as Uint8Array<ArrayBuffer>));
+}
+
+/** WebCrypto's digests: the global one, or Node 18's (which has no global `crypto`). */
+async function subtle(): Promise<SubtleCrypto> {
+  if (globalThis.crypto?.subtle) return globalThis.crypto.subtle;
+  const name = "node:crypto"; // a variable: browsers never resolve it, TypeScript never types it
+  const node = (await import(name)) as { webcrypto: { subtle: SubtleCrypto } };
+  return node.webcrypto.subtle;
 }
 
 export function hex(bytes: Uint8Array): string {

@@ -33,11 +33,6 @@ function obj(v: unknown, what: string): Head {
   return v as Head;
 }
 
-function int(v: unknown, what: string): number {
-  if (typeof v !== "number" || !Number.isInteger(v)) fail(`${what} is not an integer`);
-  return v;
-}
-
 /** A head integer as the signed 64-bit value it must be. */
 function i64(v: unknown, what: string): bigint {
   const b = typeof v === "bigint" ? v : typeof v === "number" && Number.isInteger(v) ? BigInt(v) : null;
