@@ -284,3 +284,21 @@ def test_portable_container_vector_has_no_pcodec_and_is_written_again(
     grown = path.read_bytes()
     assert b"pco" not in grown
     assert ContainerReader(io.BytesIO(grown)).rows(500, 800) == rows[:300]
+
+
+STAMPS = json.loads((VECTORS / "containers-stamps.json").read_text())
+
+
+@pytest.mark.parametrize("v", STAMPS["valid"], ids=lambda v: v["file"])
+def test_stamp_container_vector_reads_and_is_written_again(v: dict[str, Any]) -> None:
+    """Times in Twitter's form, RFC 2822's, with slashes and with month names (spec §1.2,
+    `stamp`) read back exactly, and this writer still writes the vector's bytes."""
+    import io
+
+    from zeroc.tabular import ContainerReader, pack
+
+    data = (VECTORS / v["file"]).read_bytes()
+    assert ContainerReader(io.BytesIO(data)).document() == STAMPS["document"]
+    out = io.BytesIO()
+    pack(STAMPS["document"], out, chunk_rows=v["chunk_rows"], portable=True)
+    assert out.getvalue() == data

@@ -313,9 +313,55 @@ function isoString(unit: string, v: number | bigint, z: boolean): string {
   return z ? s + "Z" : s;
 }
 
+const STAMP_UNITS: Record<string, number> = { s: 1, min: 60, D: 86_400 };
+const STAMP_DIRECTIVE = /%[YmdeHMSba%]/g;
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]; // Date.getUTCDay() order
+const MIN_STAMP = -62_135_596_800; // 0001-01-01T00:00:00 UTC, in seconds
+const MAX_STAMP = 253_402_300_799; // 9999-12-31T23:59:59 UTC
+
+/** A `stamp` format written for the UTC time `seconds` after the epoch (spec §1.2). */
+function renderStamp(format: string, seconds: number): string {
+  if (!(seconds >= MIN_STAMP && seconds <= MAX_STAMP)) fail("a stamp outside years 1-9999");
+  const t = new Date(seconds * 1000);
+  return format.replace(STAMP_DIRECTIVE, (d) => {
+    switch (d) {
+      case "%Y":
+        return pad(t.getUTCFullYear(), 4);
+      case "%m":
+        return pad(t.getUTCMonth() + 1, 2);
+      case "%d":
+        return pad(t.getUTCDate(), 2);
+      case "%e":
+        return String(t.getUTCDate());
+      case "%H":
+        return pad(t.getUTCHours(), 2);
+      case "%M":
+        return pad(t.getUTCMinutes(), 2);
+      case "%S":
+        return pad(t.getUTCSeconds(), 2);
+      case "%b":
+        return MONTHS[t.getUTCMonth()];
+      case "%a":
+        return WEEKDAYS[t.getUTCDay()];
+      default:
+        return "%";
+    }
+  });
+}
+
 function decodeStrings(head: Head, payload: Uint8Array, n: number, r: Reader): string[] {
   const enc = head.enc;
   if (enc === "empty") return [];
+  if (enc === "stamp") {
+    const { format, unit } = head;
+    if (typeof format !== "string" || typeof unit !== "string" || !(unit in STAMP_UNITS) || format.replace(STAMP_DIRECTIVE, "").includes("%")) {
+      throw new DecodeError(`stamp column of unit ${String(unit).slice(0, 20)} or format ${String(format).slice(0, 40)}`);
+    }
+    const scale = STAMP_UNITS[unit];
+    const ints = decodeInts(obj(head.ints, "a stamp's integers"), payload, n, r);
+    return Array.from(ints as ArrayLike<number | bigint>, (v) => renderStamp(format, Number(v) * scale));
+  }
   if (enc === "const") {
     if (typeof head.value !== "string") fail("a constant string column's value is not a string");
     return new Array<string>(n).fill(head.value);
@@ -614,12 +660,14 @@ function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, m
       r.spend(n);
       const p = r.take(k);
       out.set(name, only[0] === "int" ? decodeInts(k, p, n, r) : only[0] === "float" ? decodeFloats(k, p, n, r) : decodeBools(k, p, n, r));
-    } else if (options.timestamps && h.tags === undefined && only.length === 1 && only[0] === "str" && obj(kinds.str, "a column").enc === "datetime") {
+    } else if (options.timestamps && h.tags === undefined && only.length === 1 && only[0] === "str" && ["datetime", "stamp"].includes(obj(kinds.str, "a column").enc as string)) {
       const k = obj(kinds.str, "a column");
       r.spend(n);
       const ints = decodeInts(obj(k.ints, "a datetime's integers"), r.take(k), n, r);
       const ms = new Float64Array(n);
-      for (let i = 0; i < n; i++) ms[i] = epochMs(k.unit as string, ints[i]);
+      const stampScale = k.enc === "stamp" ? STAMP_UNITS[k.unit as string] : undefined;
+      if (k.enc === "stamp" && stampScale === undefined) throw new DecodeError("stamp column of an unknown unit");
+      for (let i = 0; i < n; i++) ms[i] = stampScale === undefined ? epochMs(k.unit as string, ints[i]) : Number(ints[i]) * stampScale * 1000;
       out.set(name, ms);
     } else {
       out.set(name, decodeColumn(h, r, n));

@@ -128,6 +128,18 @@ for (const v of portable.valid) {
   });
 }
 
+const stamped = vectors("containers-stamps.json");
+for (const v of stamped.valid) {
+  test(`valid stamp container ${v.file}: times written back as they came, or as epoch milliseconds`, () => {
+    const table = zeroc.Table.open(bytes(v.file));
+    const rows = stamped.document.rows;
+    assert.deepEqual(table.document(), stamped.document);
+    const columns = table.columns(0, undefined, { timestamps: true });
+    assert.deepEqual(Array.from(columns.created_at), rows.map((r) => Date.parse(r.created_at)));
+    assert.deepEqual(Array.from(columns.sent), rows.map((r) => Date.parse(r.sent)));
+  });
+}
+
 for (const v of containers.invalid) {
   test(`invalid container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
 }

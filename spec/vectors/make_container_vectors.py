@@ -70,8 +70,64 @@ def portable() -> None:
     print(f"wrote {out}")
 
 
+def stamped(n: int) -> dict[str, object]:
+    """``n`` events whose times are written in the textual forms the `stamp` encoding takes:
+    Twitter's, RFC 2822, slashes with minutes, a month name and a day without padding."""
+    rng = random.Random(11)
+    t, rows = 1_398_238_962, []
+    for i in range(n):
+        t += rng.choice([7, 60, 3600, 86_400 + 13])
+        d = datetime.fromtimestamp(t, UTC)
+        rows.append(
+            {
+                "id": i,
+                "created_at": d.strftime("%a %b %d %H:%M:%S +0000 %Y"),
+                "sent": d.strftime("%a, %d %b %Y %H:%M:%S GMT"),
+                "slot": d.strftime("%Y/%m/%d %H:%M"),
+                "day": f"{d.strftime('%b')} {d.day} {d.year}",
+            }
+        )
+    return {"source": "golden vector", "rows": rows}
+
+
+def stamps() -> None:
+    out = HERE / "containers-stamps.json"
+    if out.exists():
+        print(f"{out} exists: released vectors are never edited")
+        return
+    document = stamped(300)
+    buf = io.BytesIO()
+    pack(document, buf, chunk_rows=300, portable=True)
+    name = "container-2-stamps.zct"
+    (HERE / name).write_bytes(buf.getvalue())
+    assert zstandard_text(buf.getvalue()).count(b'"enc":"stamp"') == 4  # every time column
+    doc = {
+        "spec": "spec/TABULAR_FORMAT.md section 1.2 (stamp)",
+        "document": document,
+        "valid": [{"file": name, "version": 2, "chunk_rows": 300, "portable": True}],
+        "invalid": [],
+    }
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+def zstandard_text(data: bytes) -> bytes:
+    """The container's bytes with every zstd frame in it decompressed (to look for an encoding)."""
+    import zstandard
+
+    out, at = bytearray(), 0
+    while (at := data.find(b"\x28\xb5\x2f\xfd", at)) >= 0:
+        try:
+            out += zstandard.ZstdDecompressor().decompressobj().decompress(data[at:])
+        except zstandard.ZstdError:
+            pass
+        at += 4
+    return bytes(out)
+
+
 def main() -> None:
     portable()
+    stamps()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

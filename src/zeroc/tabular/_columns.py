@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from contextvars import ContextVar
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -276,7 +277,7 @@ def encode_strings(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes
         if split is not None:
             head, payload = encode_ints(split)
             return {"enc": "prefix-int", "prefix": m.group(1), "ints": head}, payload
-    stamp = _encode_datetimes(values)
+    stamp = _encode_datetimes(values) or _encode_stamps(values)
     if stamp is not None:
         return stamp
     distinct = dict.fromkeys(values)
@@ -337,12 +338,142 @@ def _encode_datetimes(values: list[str]) -> tuple[dict[str, Any], bytes] | None:
     return {"enc": "datetime", "unit": unit, "z": z, "ints": head}, payload
 
 
+# Timestamps in other textual forms (spec/TABULAR_FORMAT.md §1.2, `stamp`): the formats a column
+# is tried in, a zone in braces standing for the literal zone the first value names.
+STAMP_FORMATS = (
+    "%a %b %d %H:%M:%S {zone} %Y",  # Twitter's created_at
+    "%a, %d %b %Y %H:%M:%S {zone}",  # RFC 2822 and HTTP dates
+    "%a, %e %b %Y %H:%M:%S {zone}",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y/%m/%d %H:%M",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%d %H:%M",
+    "%d/%m/%Y %H:%M:%S",
+    "%m/%d/%Y %H:%M:%S",
+    "%d/%m/%Y",
+    "%m/%d/%Y",
+    "%b %e %Y",
+    "%b %d %Y",
+    "%b %e, %Y",
+    "%d %b %Y",
+    "%e %b %Y",
+)
+_ZONE = re.compile(r"[+-][0-9]{4}|GMT|UTC")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")  # date.weekday() order
+_STAMP_UNITS = {"s": 1, "min": 60, "D": 86_400}
+_STAMP_DIRECTIVE = re.compile(r"%[YmdeHMSba%]")
+_STAMP_FIELDS = {
+    "%Y": "([0-9]{4})",
+    "%m": "([0-9]{2})",
+    "%d": "([0-9]{2})",
+    "%e": "([1-9]|[12][0-9]|3[01])",
+    "%H": "([0-9]{2})",
+    "%M": "([0-9]{2})",
+    "%S": "([0-9]{2})",
+    "%b": "(" + "|".join(_MONTHS) + ")",
+    "%a": "(" + "|".join(_WEEKDAYS) + ")",
+}
+_EPOCH = datetime(1970, 1, 1)
+
+
+def render_stamp(fmt: str, seconds: int) -> str:
+    """``fmt`` written for the UTC time ``seconds`` after the epoch (years 1-9999)."""
+    try:
+        t = _EPOCH + timedelta(seconds=seconds)
+    except OverflowError:
+        raise DecodeError("a stamp outside years 1-9999") from None
+    fields = {
+        "%Y": f"{t.year:04d}",
+        "%m": f"{t.month:02d}",
+        "%d": f"{t.day:02d}",
+        "%e": str(t.day),
+        "%H": f"{t.hour:02d}",
+        "%M": f"{t.minute:02d}",
+        "%S": f"{t.second:02d}",
+        "%b": _MONTHS[t.month - 1],
+        "%a": _WEEKDAYS[t.weekday()],
+        "%%": "%",
+    }
+    return _STAMP_DIRECTIVE.sub(lambda m: fields[m.group()], fmt)
+
+
+def _stamp_pattern(fmt: str) -> re.Pattern[str]:
+    parts, at = [], 0
+    for m in _STAMP_DIRECTIVE.finditer(fmt):
+        parts.append(re.escape(fmt[at : m.start()]))
+        parts.append("%" if m.group() == "%%" else _STAMP_FIELDS[m.group()])
+        at = m.end()
+    parts.append(re.escape(fmt[at:]))
+    return re.compile("".join(parts) + r"\Z")
+
+
+def _encode_stamps(values: list[str]) -> tuple[dict[str, Any], bytes] | None:
+    """Timestamps in one of STAMP_FORMATS as integer seconds (or minutes), kept only if every
+    value is written back identically (a weekday that disagrees with its date, another zone or
+    an impossible date leaves the column as text)."""
+    first = values[0]
+    if len(values) < 2 or not first or not first[0].isalnum():
+        return None
+    zone = _ZONE.search(first)
+    for template in STAMP_FORMATS:
+        if "{zone}" in template:
+            if zone is None:
+                continue
+            fmt = template.replace("{zone}", zone.group())
+        else:
+            fmt = template
+        pattern = _stamp_pattern(fmt)
+        if pattern.match(first) is None:
+            continue
+        stamps = _parse_stamps(values, fmt, pattern)
+        if stamps is None:  # another format may fit them all (a day of one digit: %e, not %d)
+            continue
+        unit = "s" if "%S" in fmt else "min" if "%M" in fmt else "D"
+        ints = np.asarray([v // _STAMP_UNITS[unit] for v in stamps], dtype=np.int64)
+        head, payload = encode_ints(ints)
+        return {"enc": "stamp", "format": fmt, "unit": unit, "ints": head}, payload
+    return None
+
+
+def _parse_stamps(values: list[str], fmt: str, pattern: re.Pattern[str]) -> list[int] | None:
+    names = [m.group() for m in _STAMP_DIRECTIVE.finditer(fmt) if m.group() != "%%"]
+    out = []
+    for v in values:
+        m = pattern.match(v)
+        if m is None:
+            return None
+        f = dict(zip(names, m.groups(), strict=True))
+        try:
+            t = datetime(
+                int(f.get("%Y", "1970")),
+                _MONTHS.index(f["%b"]) + 1 if "%b" in f else int(f.get("%m", "1")),
+                int(f.get("%d") or f.get("%e") or "1"),
+                int(f.get("%H", "0")),
+                int(f.get("%M", "0")),
+                int(f.get("%S", "0")),
+            )
+        except ValueError:
+            return None
+        seconds = (t - _EPOCH) // timedelta(seconds=1)
+        if render_stamp(fmt, seconds) != v:
+            return None
+        out.append(seconds)
+    return out
+
+
 def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReader) -> list[str]:
     enc = head["enc"]
     if enc == "empty":
         return []
     if enc == "const":
         return [head["value"]] * n
+    if enc == "stamp":
+        fmt, unit = head["format"], head["unit"]
+        if unit not in _STAMP_UNITS or not isinstance(fmt, str) or _STAMP_DIRECTIVE.sub("", fmt).count("%"):
+            raise DecodeError(f"stamp column of unit {str(unit)[:20]!r} or format {str(fmt)[:40]!r}")
+        scale = _STAMP_UNITS[unit]
+        return [render_stamp(fmt, v * scale) for v in decode_ints(head["ints"], payload, n).tolist()]
     if enc == "datetime":
         unit = head["unit"]
         if unit not in _ISO_UNITS.values():
