@@ -11,6 +11,7 @@ cannot; zstd-19 wins short and repetitive streams, so both are tried.
 
 from __future__ import annotations
 
+import functools
 import re
 from contextvars import ContextVar
 from datetime import datetime, timedelta
@@ -398,7 +399,10 @@ def render_stamp(fmt: str, seconds: int) -> str:
     return _STAMP_DIRECTIVE.sub(lambda m: fields[m.group()], fmt)
 
 
+@functools.lru_cache(maxsize=256)
 def _stamp_pattern(fmt: str) -> re.Pattern[str]:
+    """The strings ``fmt`` writes (compiled once a format: every string column of every block
+    is tried against the formats)."""
     parts, at = [], 0
     for m in _STAMP_DIRECTIVE.finditer(fmt):
         parts.append(re.escape(fmt[at : m.start()]))
