@@ -5,6 +5,7 @@
 // ±Infinity as numbers. Everything else is JSON.parse's, the fastest parser there is.
 
 import { DecodeError } from "./errors.js";
+import { LONE_SURROGATE, setKey } from "./values.js";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 const LONG_DIGITS = /[0-9]{16}/;
@@ -200,8 +201,7 @@ class ExactParser {
       this.space();
       if (this.s[this.i++] !== ":") this.fail("a missing ':'");
       const v = this.value(depth + 1);
-      if (key === "__proto__") Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
-      else out[key] = v;
+      setKey(out, key, v);
       if (this.typed && !keys.includes(key)) keys.push(key);
       this.space();
       const c = this.s[this.i++];
@@ -217,7 +217,6 @@ class ExactParser {
 // --- Python's text of a value -------------------------------------------------------------------
 
 const UTF8_OUT = new TextEncoder();
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Shortest round-trip digits of a finite nonzero |x| and the exponent of its first digit. */
 function digits(x: number): [string, number] {

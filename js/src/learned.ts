@@ -11,6 +11,7 @@
 
 import { crc32 } from "./crc32.js";
 import { ChecksumMismatch, DecodeError, InvalidDictionary, ZerocError } from "./errors.js";
+import { safeInt, setKey, urlQuote } from "./values.js";
 import { KEY_ORDER, PyFloat, keepOrder, parseJSONTyped, pythonText, reordered, unwrapFloats } from "./json.js";
 
 const TOP = 1n << 64n;
@@ -43,10 +44,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 type Int = number | bigint;
 
-/** An integer as a number while exact, else a BigInt. */
-function int(v: bigint): Int {
-  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
-}
+const int = safeInt;
 
 function isInt(v: unknown): v is Int {
   return typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v));
@@ -388,10 +386,6 @@ function copy(v: unknown): unknown {
   return out;
 }
 
-function setKey(o: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === "__proto__") Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-  else o[k] = v;
-}
 
 function getRaw(d: D): unknown {
   const width = Number(d.uniform(64));
@@ -725,16 +719,6 @@ class Given extends Predicted {
   }
 }
 
-const SAFE = new Set(Array.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/", (c) => c.charCodeAt(0)));
-
-/** urllib.parse.quote(v, safe="/"); a string without UTF-8 (lone surrogates) gives "\0", as there. */
-function quote(v: string): string {
-  if (/[\uD800-\uDFFF]/.test(v.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, ""))) return "\0";
-  let out = "";
-  for (const b of new TextEncoder().encode(v)) out += SAFE.has(b) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
-  return out;
-}
-
 class Affix extends Predicted {
   numeric = false;
   constructor(
@@ -760,7 +744,7 @@ class Affix extends Predicted {
     } else {
       return MISSING;
     }
-    return this.prefix + (this.quoted ? quote(s) : s) + this.suffix;
+    return this.prefix + (this.quoted ? (urlQuote(s) ?? "\0") : s) + this.suffix; // "\0": as Python's url_quote
   }
 }
 

@@ -6,6 +6,7 @@
 import { crc32 } from "./crc32.js";
 import { ChecksumMismatch, DecodeError, LimitExceeded, UnsupportedFrame } from "./errors.js";
 import { parseJSON, parseJSONText } from "./json.js";
+import { safeInt, setKey, urlQuote } from "./values.js";
 import { zstdDecompress } from "./zstd.js";
 
 const MAGIC = [0x5a, 0x52, 0x43, 0x54]; // "ZRCT"
@@ -426,7 +427,7 @@ function decodeStrings(head: Head, payload: Uint8Array, n: number, r: Reader): s
 const KINDS = ["missing", "null", "bool", "int", "float", "str", "obj", "arr", "other"] as const;
 
 function intValue(v: number | bigint): number | bigint {
-  return typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  return typeof v === "bigint" ? safeInt(v) : v;
 }
 
 function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false): unknown[] {
@@ -517,22 +518,14 @@ function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false): u
   return out;
 }
 
-const SAFE = new Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/".split("").map((c) => c.charCodeAt(0)));
-
-/** Python's urllib.parse.quote(v, safe="/"): UTF-8 bytes outside the unreserved set as %XX. */
-function quote(v: string): string {
-  let out = "";
-  for (const b of new TextEncoder().encode(v)) out += SAFE.has(b) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
-  return out;
-}
-
 function derived(h: Head, values: Map<string, unknown[]>, name: string): unknown[] {
   const source = values.get(h.derived as string);
   const { prefix, suffix } = h;
   if (source === undefined || typeof prefix !== "string" || typeof suffix !== "string") {
     throw new DecodeError(`column ${JSON.stringify(name)} derives from an unknown column`);
   }
-  const col: unknown[] = source.map((a) => (typeof a === "string" ? prefix + (h.quoted ? quote(a) : a) + suffix : null));
+  const quoted = (a: string): string => urlQuote(a) ?? fail("a derived column's source has no UTF-8 to quote");
+  const col: unknown[] = source.map((a) => (typeof a === "string" ? prefix + (h.quoted ? quoted(a) : a) + suffix : null));
   const except = h.except ?? [];
   if (!Array.isArray(except)) fail("bad derived-column exceptions");
   for (const item of except) {
@@ -589,11 +582,6 @@ function decodeTable(head: Head, r: Reader, n: number): Record<string, unknown>[
   return rows;
 }
 
-/** A key of a row, "__proto__" included, as an own property. */
-function setKey(row: Record<string, unknown>, key: string, v: unknown): void {
-  if (key === "__proto__") Object.defineProperty(row, key, { value: v, enumerable: true, writable: true, configurable: true });
-  else row[key] = v;
-}
 
 // --- blocks -----------------------------------------------------------------------------------
 
