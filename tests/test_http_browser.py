@@ -17,21 +17,11 @@ import playwright.sync_api as playwright  # in the dev extra: a missing one fail
 import pytest
 
 from tests.test_http import Server, start_server
+from zeroc.bench._browser import FLAGS  # REFERENCE.md §4's flags for this machine's closed network
 from zeroc.http._content import ContentCodings
 from zeroc.http.demo import ORDERS
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# As REFERENCE.md §4 found them: without the background-networking flags Chromium keeps trying
-# hosts this machine cannot reach.
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 # Fetch the list once (its Link header names the dictionary), fetch the dictionary (stored
 # because it carries Use-As-Dictionary and may be cached), then fetch the list until it comes

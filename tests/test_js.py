@@ -310,6 +310,22 @@ def test_client_falls_back_to_json_once_when_a_dictionary_does_not_verify(tmp_pa
         assert reply["form"] == "json" and sorted_entries(reply["value"]) == canon(ORDERS[i])
 
 
+def in_chromium(url: str, script: str, args: list[Any]) -> list[Any]:
+    """``script`` evaluated once per argument in a page of Debian's headless Chromium at ``url``."""
+    import playwright.sync_api as playwright
+
+    from tests.test_http_browser import CHROMIUM, FLAGS
+
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(url)
+            return [page.evaluate(script, arg) for arg in args]
+        finally:
+            browser.close()
+
+
 # In the page: the package imported from the demo, its Client reading Orders and the list, its
 # Decoder reading the raw frames of an Order (learned) and of the list (zstd-block), and its
 # Table reading a range of the series; values in canon's form (number bits, BigInt digits).
@@ -359,9 +375,6 @@ def test_chromium_decodes_frames_and_tables_as_python_does(tmp_path: Path) -> No
     range of the portable series as Python's reader does."""
     import io
 
-    import playwright.sync_api as playwright
-
-    from tests.test_http_browser import CHROMIUM, FLAGS
     from zeroc.http.demo import listing_dictionary, series_body
     from zeroc.tabular import ContainerReader
 
@@ -370,14 +383,7 @@ def test_chromium_decodes_frames_and_tables_as_python_does(tmp_path: Path) -> No
     d.save(path)
     server = start_server(path, "asgi")
     try:
-        with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = browser.new_page()
-                page.goto(server.url + "/health")
-                result = page.evaluate(PAGE_SCRIPT)
-            finally:
-                browser.close()
+        [result] = in_chromium(server.url + "/health", PAGE_SCRIPT, [None])
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
@@ -404,9 +410,7 @@ def test_chromium_decodes_frames_and_tables_as_python_does(tmp_path: Path) -> No
 def test_series_page_draws_the_series_python_serves(tmp_path: Path) -> None:
     """The time-series page in Chromium: from the Zeroc table and from JSON it builds the same
     typed arrays, which are the demo's series (epoch milliseconds, values), and draws them."""
-    import playwright.sync_api as playwright
 
-    from tests.test_http_browser import CHROMIUM, FLAGS
     from zeroc.http.demo import series
 
     path = tmp_path / "orders.zcd"
@@ -422,14 +426,8 @@ def test_series_page_draws_the_series_python_serves(tmp_path: Path) -> None:
       return {t: Array.from(r.t), v: Array.from(r.v), wire: r.wire, ink};
     }"""
     try:
-        with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = browser.new_page()
-                page.goto(server.url + "/pages/series.html")
-                got = {form: page.evaluate(script, form) for form in ("zct", "json")}
-            finally:
-                browser.close()
+        forms = ["zct", "json"]
+        got = dict(zip(forms, in_chromium(server.url + "/pages/series.html", script, forms), strict=True))
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)

@@ -62,8 +62,7 @@ export class RangeDecoder {
   private budget: number;
   private readonly side: boolean;
   private readonly arith: number;
-  private buf: Uint8Array;
-  private pos = 0;
+  private readonly escaped: SideStream;
 
   constructor(
     private readonly data: Uint8Array,
@@ -77,7 +76,7 @@ export class RangeDecoder {
     const [size, mode] = readHead(this, data.length);
     this.side = size > 0;
     this.arith = data.length - size;
-    this.buf = sideStream(data, size, mode, engine, maxSize);
+    this.escaped = new SideStream(sideStream(data, size, mode, engine, maxSize));
   }
 
   // `range // total` of the last peek: the take that follows it (always the same total) reuses it.
@@ -129,15 +128,12 @@ export class RangeDecoder {
   }
 
   takeBytes(n: number): Uint8Array {
-    if (n < 0 || this.pos + n > this.buf.length) throw new DecodeError("escaped bytes run past the side stream");
-    const out = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+    return this.escaped.take(n);
   }
 
   /** The side stream read to its end, and the arithmetic part in canonical form. */
   finish(): void {
-    if (this.pos !== this.buf.length) throw new DecodeError("learned-model payload has unread escaped bytes");
+    this.escaped.finish();
     const { data, arith: a, n, x, rng, side } = this;
     const m = a - n;
     let canonical = m >= 0 && m <= 8;
@@ -185,6 +181,24 @@ function sideStream(data: Uint8Array, size: number, mode: number, engine: SideEn
   return out;
 }
 
+/** A payload's side stream, read from its start: escaped values' JSON texts, in order. */
+class SideStream {
+  private pos = 0;
+  constructor(private readonly buf: Uint8Array) {}
+
+  take(n: number): Uint8Array {
+    if (n < 0 || this.pos + n > this.buf.length) throw new DecodeError("escaped bytes run past the side stream");
+    const out = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
+  /** It must have been read to its end. */
+  finish(): void {
+    if (this.pos !== this.buf.length) throw new DecodeError("learned-model payload has unread escaped bytes");
+  }
+}
+
 function bitlen(v: bigint): number {
   return v === 0n ? 0 : v.toString(2).length;
 }
@@ -225,8 +239,7 @@ export class ExactDecoder {
   private blocks = false;
   private arith: number;
   private budget: number;
-  private buf: Uint8Array;
-  private pos = 0;
+  private readonly escaped: SideStream;
   private start = 0;
   private num = 0n;
   private scale = 1n;
@@ -254,7 +267,7 @@ export class ExactDecoder {
     if (!blocks && this.arith > LEGACY_BYTES) throw new DecodeError("learned-model payload is longer than any of its format");
     this.blocks = blocks;
     this.bden = this.brng = 1n;
-    this.buf = sideStream(data, size, mode, engine, maxSize);
+    this.escaped = new SideStream(sideStream(data, size, mode, engine, maxSize));
   }
 
   private load(start: number, end: number): void {
@@ -307,14 +320,11 @@ export class ExactDecoder {
   }
 
   takeBytes(n: number): Uint8Array {
-    if (n < 0 || this.pos + n > this.buf.length) throw new DecodeError("escaped bytes run past the side stream");
-    const out = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+    return this.escaped.take(n);
   }
 
   finish(): void {
-    if (this.pos !== this.buf.length) throw new DecodeError("learned-model payload has unread escaped bytes");
+    this.escaped.finish();
     const contained = this.arith !== this.data.length;
     const arith = this.arith - this.start;
     if (!contained && this.scale !== 1n << BigInt(8 * arith)) {

@@ -14,6 +14,7 @@ import random
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from zeroc.tabular import pack
 
@@ -49,25 +50,31 @@ def series(n: int) -> dict[str, object]:
     return {"symbol": "ZRC", "rows": rows}
 
 
-def portable() -> None:
-    out = HERE / "containers-portable.json"
+def portable_set(out_name: str, file_name: str, spec: str, document: Any, chunk_rows: int) -> bytes | None:
+    """Write a set of one portable container (spec/TABULAR_FORMAT.md §1.2) of ``document``:
+    its bytes, or None when the set exists (released vectors are never edited)."""
+    out = HERE / out_name
     if out.exists():
         print(f"{out} exists: released vectors are never edited")
-        return
-    document = series(500)
+        return None
     buf = io.BytesIO()
-    pack(document, buf, chunk_rows=400, portable=True)
-    name = "container-2-portable.zct"
-    (HERE / name).write_bytes(buf.getvalue())
-    assert b"pco" not in buf.getvalue()
+    pack(document, buf, chunk_rows=chunk_rows, portable=True)
+    (HERE / file_name).write_bytes(buf.getvalue())
     doc = {
-        "spec": "spec/TABULAR_FORMAT.md sections 1.2 (portable blocks) and 2",
+        "spec": spec,
         "document": document,
-        "valid": [{"file": name, "version": 2, "chunk_rows": 400, "portable": True}],
+        "valid": [{"file": file_name, "version": 2, "chunk_rows": chunk_rows, "portable": True}],
         "invalid": [],
     }
     out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {out}")
+    return buf.getvalue()
+
+
+def portable() -> None:
+    spec = "spec/TABULAR_FORMAT.md sections 1.2 (portable blocks) and 2"
+    data = portable_set("containers-portable.json", "container-2-portable.zct", spec, series(500), 400)
+    assert data is None or b"pco" not in data
 
 
 def stamped(n: int) -> dict[str, object]:
@@ -91,24 +98,9 @@ def stamped(n: int) -> dict[str, object]:
 
 
 def stamps() -> None:
-    out = HERE / "containers-stamps.json"
-    if out.exists():
-        print(f"{out} exists: released vectors are never edited")
-        return
-    document = stamped(300)
-    buf = io.BytesIO()
-    pack(document, buf, chunk_rows=300, portable=True)
-    name = "container-2-stamps.zct"
-    (HERE / name).write_bytes(buf.getvalue())
-    assert zstandard_text(buf.getvalue()).count(b'"enc":"stamp"') == 4  # every time column
-    doc = {
-        "spec": "spec/TABULAR_FORMAT.md section 1.2 (stamp)",
-        "document": document,
-        "valid": [{"file": name, "version": 2, "chunk_rows": 300, "portable": True}],
-        "invalid": [],
-    }
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out}")
+    spec = "spec/TABULAR_FORMAT.md section 1.2 (stamp)"
+    data = portable_set("containers-stamps.json", "container-2-stamps.zct", spec, stamped(300), 300)
+    assert data is None or zstandard_text(data).count(b'"enc":"stamp"') == 4  # every time column
 
 
 def zstandard_text(data: bytes) -> bytes:

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
-# Without the background-networking flags Chromium keeps trying hosts this machine cannot reach.
+# As REFERENCE.md §4 found them (the browser tests use them too): without the background-networking
+# flags Chromium keeps trying hosts this machine cannot reach.
 FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
