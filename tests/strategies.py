@@ -19,3 +19,16 @@ json_values = st.recursive(
 )
 # Python floats JSON cannot write in standard form: the exact path must carry them.
 nonfinite = st.sampled_from([float("inf"), float("-inf")])
+
+# Objects keyed by data (ids, names): many distinct keys, each in few objects, so they are maps.
+member = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=5),
+    st.dictionaries(st.sampled_from(["shape", "location", "min"]), st.integers() | st.text(max_size=3)),
+)
+keyed = st.lists(
+    st.dictionaries(st.text(min_size=1, max_size=6), member, max_size=4), min_size=16, max_size=40
+)

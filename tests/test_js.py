@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import zeroc
 from tests.conftest import CONTENT_CANDIDATES, DATA, ROOT
-from tests.strategies import json_values
+from tests.strategies import json_values, keyed
 from tests.test_http import Server, start_server
 from zeroc import _json
 from zeroc.http.demo import ORDERS
@@ -645,6 +645,15 @@ def test_portable_tables_of_the_real_corpora(tmp_path: Path) -> None:
 def test_portable_tables_of_any_rows(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
     """Hypothesis-drawn rows (keys that come and go, any JSON value): node reads them exactly."""
     check_tables(tmp_path, [{"rows": rows}], [(0, 5), (3, 30)], chunk_rows=7)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=keyed)
+def test_portable_maps_of_any_keys(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
+    """Objects keyed by data (maps, spec/TABULAR_FORMAT.md §1.1), alone and as a field of a
+    sparse table: node reads them exactly."""
+    records = [{"id": i, "members": m} if i % 3 else {"id": i} for i, m in enumerate(rows)]
+    check_tables(tmp_path, [{"rows": rows}, {"rows": records}], [(0, 5), (3, 30)], chunk_rows=20)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

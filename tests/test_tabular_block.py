@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import corpus
-from tests.strategies import json_values
+from tests.strategies import json_values, keyed
 from tests.test_json import same
 from zeroc import DecodeError, LimitExceeded, ZerocError
 from zeroc.tabular import _columns as C
@@ -39,6 +39,80 @@ rows = st.lists(
 @given(rows)
 def test_tables_with_ragged_rows_round_trip(table: list[dict[str, object]]) -> None:
     assert same(decode_block(encode_block(table)), table)
+
+
+@settings(max_examples=60)
+@given(keyed, st.integers(0, 2))
+def test_objects_keyed_by_data_round_trip(rows: list[dict[str, object]], nesting: int) -> None:
+    value: object = rows
+    for i in range(nesting):  # a map of maps, a map inside a table
+        value = [{"id": i, "members": {f"m{j}": r for j, r in enumerate(rows[k::16])}} for k in range(16)]
+    assert same(decode_block(encode_block(value)), value)
+
+
+def head_of(block: bytes) -> dict[str, object]:
+    """A block's JSON head (spec §1: after the payloads, in the zstd frame, before the pool)."""
+    text = C.unzstd(block[4 + int.from_bytes(block[:4], "little") :], 1 << 24)
+    return json.loads(text[4 : 4 + int.from_bytes(text[:4], "little")])  # type: ignore[no-any-return]
+
+
+def test_maps_and_sparse_tables_are_chosen_and_bounded() -> None:
+    """Objects keyed by names become a map (spec §1.1); records of several key sets a sparse
+    table without `missing` tags; more than MAX_COLUMNS keys a map even in one shape. Each is
+    smaller than the layout it replaces would be, and reads back exactly."""
+    from zeroc.tabular import _table as T
+
+    rng = random.Random(3)
+    names = [f"Member{i}" for i in range(400)]
+    records = [
+        {"name": f"S{i}", "members": {m: {"shape": rng.choice(["String", m])} for m in rng.sample(names, 3)}}
+        if i % 3
+        else {"name": f"S{i}", "max": rng.choice([64, 256])}
+        for i in range(600)
+    ]
+    block = encode_block(records)
+    table = head_of(block)["root"]["kinds"]["arr"]["items"]["kinds"]["obj"]
+    assert table["sparse"] is True and "missing" not in json.dumps(table)
+    members = dict(table["columns"])["members"]["kinds"]["obj"]
+    assert "keys" in members and "shapes" not in members
+    assert decode_block(block) == records
+    as_table = T._map_is_smaller
+    try:
+        T._map_is_smaller = lambda rows, shapes: False  # type: ignore[assignment]
+        assert len(encode_block(records)) > 1.5 * len(block)
+    finally:
+        T._map_is_smaller = as_table
+    wide = [{f"k{j}": i * j for j in range(300)} for i in range(20)]
+    block = encode_block(wide)
+    assert "shapes" not in json.dumps(head_of(block))
+    assert decode_block(block) == wide
+
+
+def test_forged_maps_and_sparse_tables_are_refused() -> None:
+    from zeroc.tabular._table import _Reader, decode_column
+
+    def run(head: dict[str, object], n: int) -> object:
+        return decode_column(head, _Reader(b"", 0, 1 << 20, b""), n)
+
+    def ints(*v: int) -> dict[str, object]:
+        return {"enc": "inline", "values": list(v)}
+
+    strs = {"kinds": {"str": {"enc": "prefix-int", "prefix": "k", "ints": ints(0, 0)}}}
+    nums = {"kinds": {"int": ints(1, 2)}}
+    with pytest.raises(DecodeError, match="repeated"):
+        run({"kinds": {"obj": {"lengths": ints(2), "keys": strs, "values": nums}}}, 1)
+    with pytest.raises(DecodeError, match="not a string"):
+        run({"kinds": {"obj": {"lengths": ints(2), "keys": nums, "values": nums}}}, 1)
+    with pytest.raises(DecodeError, match="negative"):
+        run({"kinds": {"obj": {"lengths": ints(-1, 3), "keys": strs, "values": nums}}}, 2)
+    sparse = {"shapes": [["a"], ["a", "b"]], "shape_ids": ints(0, 1), "sparse": True}
+    one = {"kinds": {"int": ints(7)}}
+    back = run({"kinds": {"obj": {**sparse, "columns": [["a", nums], ["b", one]]}}}, 2)
+    assert back == [{"a": 1}, {"a": 2, "b": 7}]
+    with pytest.raises(DecodeError):  # b holds two values where one row has it
+        run({"kinds": {"obj": {**sparse, "columns": [["a", nums], ["b", nums]]}}}, 2)
+    with pytest.raises(DecodeError, match="repeats a key"):
+        run({"kinds": {"obj": {**sparse, "shapes": [["a", "a"], ["a"]], "columns": [["a", nums]]}}}, 2)
 
 
 def test_tricky_columns() -> None:

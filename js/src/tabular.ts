@@ -470,17 +470,10 @@ function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false): u
         part = decodeStrings(h, r.take(h), m, r);
         break;
       case "obj":
-        part = decodeTable(h, r, m);
+        part = "keys" in h ? decodeMap(h, r, m) : decodeTable(h, r, m);
         break;
       case "arr": {
-        const lh = obj(h.lengths, "array lengths");
-        const lengths = decodeInts(lh, r.take(lh), m, r);
-        let total = 0;
-        for (let i = 0; i < m; i++) {
-          const len = Number(lengths[i]);
-          if (len < 0) throw new DecodeError("negative array length");
-          total += len;
-        }
+        const [lengths, total] = decodeLengths(h, r, m, "array");
         const items = decodeColumn(obj(h.items, "array items"), r, total);
         if (items.length !== total) throw new DecodeError("array lengths do not match their items");
         part = new Array(m);
@@ -518,6 +511,42 @@ function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false): u
   return out;
 }
 
+/** An array's or a map's lengths, and their sum. */
+function decodeLengths(h: Head, r: Reader, m: number, what: string): [Ints, number] {
+  const lh = obj(h.lengths, `${what} lengths`);
+  const lengths = decodeInts(lh, r.take(lh), m, r);
+  let total = 0;
+  for (let i = 0; i < m; i++) {
+    const len = Number(lengths[i]);
+    if (len < 0) throw new DecodeError(`negative ${what} length`);
+    total += len;
+  }
+  return [lengths, total];
+}
+
+/** Objects whose keys are data: each one's entry count, then all keys and all values. */
+function decodeMap(h: Head, r: Reader, m: number): Record<string, unknown>[] {
+  const [lengths, total] = decodeLengths(h, r, m, "map");
+  const keys = decodeColumn(obj(h.keys, "map keys"), r, total);
+  const values = decodeColumn(obj(h.values, "map values"), r, total);
+  if (keys.length !== total || values.length !== total) throw new DecodeError("map lengths do not match their entries");
+  const out = new Array<Record<string, unknown>>(m);
+  let pos = 0;
+  for (let i = 0; i < m; i++) {
+    const row: Record<string, unknown> = {};
+    const seen = new Set<string>();
+    for (const end = pos + Number(lengths[i]); pos < end; pos++) {
+      const k = keys[pos];
+      if (typeof k !== "string") throw new DecodeError("a map key is not a string");
+      if (seen.has(k)) throw new DecodeError("a key repeated within one map");
+      seen.add(k);
+      setKey(row, k, values[pos]);
+    }
+    out[i] = row;
+  }
+  return out;
+}
+
 function derived(h: Head, values: Map<string, unknown[]>, name: string): unknown[] {
   const source = values.get(h.derived as string);
   const { prefix, suffix } = h;
@@ -540,42 +569,59 @@ function derived(h: Head, values: Map<string, unknown[]>, name: string): unknown
 function decodeTable(head: Head, r: Reader, n: number): Record<string, unknown>[] {
   const { shapes, columns } = head;
   if (!Array.isArray(shapes) || !Array.isArray(columns) || shapes.length === 0) throw new DecodeError("table head lacks shapes or columns");
-  for (const s of shapes) if (!Array.isArray(s) || !s.every((k) => typeof k === "string")) fail("a table shape is not a list of keys");
+  for (const s of shapes) {
+    if (!Array.isArray(s) || !s.every((k) => typeof k === "string")) fail("a table shape is not a list of keys");
+    if (new Set(s).size !== s.length) fail("a table shape repeats a key");
+  }
   let ids: Ints | null = null;
+  const sparse = shapes.length > 1 && head.sparse === true;
+  // Values per column: every row's, or in a sparse table those of the rows whose shape has the key.
+  const counts = new Map<string, number>();
+  for (const s of shapes as string[][]) for (const k of s) counts.set(k, sparse ? 0 : n);
   if (shapes.length > 1) {
     const h = obj(head.shape_ids, "a table's shape ids");
     ids = decodeInts(h, r.take(h), n, r);
+    for (let i = 0; i < n; i++) {
+      const s = Number(ids[i]);
+      if (!(s >= 0 && s < shapes.length)) throw new DecodeError("shape id out of range");
+      if (sparse) for (const k of shapes[s] as string[]) counts.set(k, counts.get(k)! + 1);
+    }
   }
   const values = new Map<string, unknown[]>();
   for (const entry of columns) {
     if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "string") throw new DecodeError("bad column entry");
     const h = obj(entry[1], "a column");
-    const col = "derived" in h ? derived(h, values, entry[0]) : decodeColumn(h, r, n, shapes.length > 1);
-    if (col.length !== n) throw new DecodeError(`column ${JSON.stringify(entry[0])} holds ${col.length} values, expected ${n}`);
+    const m = counts.get(entry[0]) ?? n;
+    if ("derived" in h && sparse && (m !== n || counts.get(h.derived as string) !== n)) {
+      fail(`column ${JSON.stringify(entry[0])} of a sparse table derives from a partial column`);
+    }
+    const col = "derived" in h ? derived(h, values, entry[0]) : decodeColumn(h, r, m, shapes.length > 1 && !sparse);
+    if (col.length !== m) throw new DecodeError(`column ${JSON.stringify(entry[0])} holds ${col.length} values, expected ${m}`);
     values.set(entry[0], col);
   }
+  for (const k of counts.keys()) if (!values.has(k)) throw new DecodeError("table shape does not match its columns");
   const rows = new Array<Record<string, unknown>>(n);
   if (shapes.length === 1) {
     const keys = shapes[0] as string[];
-    const cols = keys.map((k) => values.get(k));
-    if (cols.some((c) => c === undefined) || values.size !== keys.length) throw new DecodeError("table shape does not match its columns");
+    const cols = keys.map((k) => values.get(k)!);
+    if (values.size !== keys.length) throw new DecodeError("table shape does not match its columns");
     for (let i = 0; i < n; i++) {
       const row: Record<string, unknown> = {};
-      for (let k = 0; k < keys.length; k++) setKey(row, keys[k], cols[k]![i]);
+      for (let k = 0; k < keys.length; k++) setKey(row, keys[k], cols[k][i]);
       rows[i] = row;
     }
     return rows;
   }
+  const at = new Map<string, number>();
+  for (const k of counts.keys()) at.set(k, 0);
   for (let i = 0; i < n; i++) {
-    const s = Number(ids![i]);
-    const keys = shapes[s] as string[] | undefined;
-    if (keys === undefined || s < 0) throw new DecodeError("shape id out of range");
     const row: Record<string, unknown> = {};
-    for (const k of keys) {
-      const col = values.get(k);
-      if (col === undefined) throw new DecodeError("table shape does not match its columns");
-      if (col[i] === MISSING) throw new DecodeError("a value is missing where the shape has its key");
-      setKey(row, k, col[i]);
+    for (const k of shapes[Number(ids![i])] as string[]) {
+      const j = sparse ? at.get(k)! : i;
+      const v = values.get(k)![j];
+      if (v === MISSING) throw new DecodeError("a value is missing where the shape has its key");
+      setKey(row, k, v);
+      at.set(k, j + 1);
     }
     rows[i] = row;
   }
@@ -627,7 +673,7 @@ function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, m
   const lengths = obj(arr.lengths, "the row count");
   const items = obj(arr.items, "the rows");
   const table = (items.kinds as Head | undefined)?.obj as Head | undefined;
-  if (lengths.len !== undefined || items.tags !== undefined || table === undefined || (table.shapes as unknown[]).length !== 1) {
+  if (lengths.len !== undefined || items.tags !== undefined || table === undefined || !Array.isArray(table.shapes) || table.shapes.length !== 1) {
     const rows = decodeBlock(data, limit, maxBuilt);
     if (!Array.isArray(rows)) fail("block does not hold rows");
     const names = [...new Set(rows.flatMap((row) => Object.keys(obj(row, "a row"))))];

@@ -140,6 +140,15 @@ for (const v of stamped.valid) {
   });
 }
 
+const mapped = vectors("containers-maps.json");
+for (const v of mapped.valid) {
+  test(`valid map container ${v.file}: maps and sparse tables, whole and by range`, () => {
+    const table = zeroc.Table.open(bytes(v.file));
+    assert.deepEqual(table.document(), mapped.document);
+    assert.deepEqual(table.rows(50, 60), mapped.document.rows.slice(50, 60));
+  });
+}
+
 for (const v of containers.invalid) {
   test(`invalid container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
 }

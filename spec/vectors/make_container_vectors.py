@@ -1,7 +1,8 @@
 """Write golden vectors of the .zct container (spec/TABULAR_FORMAT.md §2): the same document as
 version 1 and as version 2 (checksummed), and a version-2 file with one flipped bit
 (containers.json); a portable file of a time series, every kind of column but pcodec's
-(containers-portable.json). Released vectors are never edited.
+(containers-portable.json); timestamps as text (containers-stamps.json); maps and sparse
+tables (containers-maps.json). Released vectors are never edited.
 
 python spec/vectors/make_container_vectors.py        # writes the sets not yet written
 """
@@ -103,6 +104,42 @@ def stamps() -> None:
     assert data is None or zstandard_text(data).count(b'"enc":"stamp"') == 4  # every time column
 
 
+def shapes(n: int) -> dict[str, object]:
+    """``n`` API shapes as botocore describes them: records of several key sets (a sparse
+    table) whose ``members`` objects are keyed by member names (a map)."""
+    rng = random.Random(13)
+    names = [
+        f"{a}{b}"
+        for a in ("Max", "Next", "Bucket", "Key", "Tag", "Role")
+        for b in ("Id", "Name", "Arn", "Token", "Count", "Type", "Status", "Time")
+    ]
+    rows: list[dict[str, object]] = []
+    for i in range(n):
+        kind = rng.choice(["structure", "structure", "string", "list"])
+        row: dict[str, object] = {"name": f"Shape{i}", "type": kind}
+        if kind == "structure":
+            members = rng.sample(names, rng.randint(1, 3))
+            row["members"] = {m: {"shape": rng.choice(["String", "Integer", m])} for m in members}
+            if rng.random() < 0.5:
+                row["required"] = members[:1]
+        elif kind == "string":
+            row["max"] = rng.choice([64, 256, 1024])
+            if rng.random() < 0.3:
+                row["pattern"] = "^[a-z]+$"
+        else:
+            row["member"] = {"shape": rng.choice(names)}
+        rows.append(row)
+    return {"source": "golden vector", "rows": rows}
+
+
+def maps() -> None:
+    spec = "spec/TABULAR_FORMAT.md section 1.1 (maps, sparse tables)"
+    data = portable_set("containers-maps.json", "container-2-maps.zct", spec, shapes(120), 120)
+    if data is not None:
+        text = zstandard_text(data)
+        assert b'"keys":' in text and b'"sparse":true' in text  # a map and a sparse table
+
+
 def zstandard_text(data: bytes) -> bytes:
     """The container's bytes with every zstd frame in it decompressed (to look for an encoding)."""
     import zstandard
@@ -120,6 +157,7 @@ def zstandard_text(data: bytes) -> bytes:
 def main() -> None:
     portable()
     stamps()
+    maps()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

@@ -2,7 +2,8 @@
 
 A *column* is a list of JSON values. Each value gets a kind tag (missing, null, bool, int,
 float, string, object, array, other); values of one kind go to one typed sub-column:
-objects become a nested table (one column per key, plus the key orders seen), arrays become
+objects become a nested table (one column per key, plus the key orders seen) or, where their
+keys are data (ids, names), a map (a key column and a value column), arrays become
 their lengths plus one child column of all their items — so GeoJSON coordinates end up as a
 float column and a few length columns. Integers beyond 64 bits and anything deeper than
 ``MAX_DEPTH`` go through JSON text. Decoding rebuilds the identical values, key order included.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import urllib.parse
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -120,7 +122,7 @@ def encode_column(values: list[Any], w: _Writer, depth: int = 0) -> dict[str, An
         elif kind == STR:
             parts["str"] = w.add(*C.encode_strings(sub, w.pool))
         elif kind == OBJ:
-            parts["obj"] = encode_table(sub, w, depth + 1)
+            parts["obj"] = encode_object(sub, w, depth + 1)
         elif kind == ARR:
             lengths = np.fromiter(map(len, sub), dtype=np.int64, count=len(sub))
             parts["arr"] = {
@@ -135,25 +137,72 @@ def encode_column(values: list[Any], w: _Writer, depth: int = 0) -> dict[str, An
     return head
 
 
-def encode_table(rows: list[dict[str, Any]], w: _Writer, depth: int = 0) -> dict[str, Any]:
-    """Objects by column: one column per key, plus the key orders (shapes) seen."""
+def encode_object(rows: list[dict[str, Any]], w: _Writer, depth: int = 0) -> dict[str, Any]:
+    """Objects as a table (one column per key) or, where their keys are data, as a map (key and
+    value columns): whichever ``_map_is_smaller`` expects to cost less, and a map past
+    ``MAX_COLUMNS`` keys (spec/TABULAR_FORMAT.md §1.1)."""
     distinct = set(map(tuple, rows))  # in C: one shape is the common case
-    if len(distinct) == 1:
-        names = list(distinct.pop())
+    if len(distinct) == 1 and len(shape := next(iter(distinct))) <= MAX_COLUMNS:
+        return encode_table(rows, w, depth, [shape])
+    shapes = list(dict.fromkeys(map(tuple, rows))) if len(distinct) > 1 else list(distinct)
+    if _map_is_smaller(rows, shapes):
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        return {  # payloads in head order: lengths first, which a reader needs to read the rest
+            "lengths": w.add(*C.encode_ints(lengths)),
+            "keys": encode_column([k for row in rows for k in row], w, depth),
+            "values": encode_column([v for row in rows for v in row.values()], w, depth),
+        }
+    return encode_table(rows, w, depth, shapes)
+
+
+MAX_COLUMNS = 256  # a table's columns at most: past this many distinct keys, objects are a map
+
+
+def _map_is_smaller(rows: list[dict[str, Any]], shapes: list[tuple[str, ...]]) -> bool:
+    """Keys are data when there are many and each is in few objects: a table would then pay a
+    column (its head, its own compression) for a handful of values, where a map pays a key code
+    an entry. A table keeps like values together in typed columns, which pays wherever keys recur."""
+    keys: dict[str, None] = {}
+    for shape in shapes:
+        keys.update(dict.fromkeys(shape))
+    if len(keys) > MAX_COLUMNS:
+        return True
+    n, entries = len(rows), sum(map(len, rows))
+    return min(n, len(keys)) >= MAP_MIN and 2 * len(shapes) > n and entries < MAP_USES * len(keys)
+
+
+MAP_MIN = 16  # fewer objects or distinct keys than this stay a table (as do keys that mostly
+MAP_USES = 4  # come in recurring key sets, or that are used by this many objects on average)
+
+
+def encode_table(
+    rows: list[dict[str, Any]], w: _Writer, depth: int, shapes: list[tuple[str, ...]]
+) -> dict[str, Any]:
+    """Objects by column: one column per key, plus the key orders (shapes) seen. With several
+    shapes the table is sparse: a key's column holds only the rows that have the key."""
+    if len(shapes) == 1:
+        names = list(shapes[0])
         head: dict[str, Any] = {"shapes": [names]}
         columns = {name: [row[name] for row in rows] for name in names}  # 5x faster than zip(*rows)
+        full = set(names)
     else:
-        shapes: dict[tuple[str, ...], int] = {}
-        ids = [shapes.setdefault(tuple(row), len(shapes)) for row in rows]
+        index = {shape: i for i, shape in enumerate(shapes)}
+        ids = [index[tuple(row)] for row in rows]
         names = list(dict.fromkeys(k for shape in shapes for k in shape))
         head = {
             "shapes": [list(s) for s in shapes],
             "shape_ids": w.add(*C.encode_ints(np.asarray(ids, dtype=np.int64))),
+            "sparse": True,
         }
-        columns = {name: [row.get(name, _MISSING) for row in rows] for name in names}
+        columns = {name: [] for name in names}
+        for row in rows:
+            for k, v in row.items():
+                columns[k].append(v)
+        full = set(names).intersection(*map(set, shapes))
     derived: dict[str, dict[str, Any]] = {}
-    for name in names:
-        d = _derive(name, columns, set(derived))
+    sources = {k: v for k, v in columns.items() if k in full}  # a sparse column aligns with no other
+    for name in sources:
+        d = _derive(name, sources, set(derived))
         if d is not None and d["derived"] not in derived:
             derived[name] = d
     stored = [[name, encode_column(columns[name], w, depth)] for name in names if name not in derived]
@@ -273,7 +322,7 @@ def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool 
         elif kind == STR:
             parts[kind] = C.decode_strings(h, r.take(h), m, r.pool)
         elif kind == OBJ:
-            parts[kind] = decode_table(h, r, m)
+            parts[kind] = decode_map(h, r, m) if "keys" in h else decode_table(h, r, m)
         elif kind == ARR:
             lengths = C.decode_ints(h["lengths"], r.take(h["lengths"]), m).tolist()
             if lengths and min(lengths) < 0:
@@ -303,22 +352,56 @@ def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool 
         raise DecodeError("column tags do not match its parts") from None
 
 
+def decode_map(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
+    lengths = C.decode_ints(head["lengths"], r.take(head["lengths"]), n).tolist()
+    if lengths and min(lengths) < 0:
+        raise DecodeError("negative map length")
+    total = sum(lengths)
+    keys = decode_column(head["keys"], r, total)
+    values = decode_column(head["values"], r, total)
+    if len(keys) != total or len(values) != total:
+        raise DecodeError("map lengths do not match their entries")
+    if not all(type(k) is str for k in keys):
+        raise DecodeError("a map key is not a string")
+    out, pos = [], 0
+    for ln in lengths:
+        d = dict(zip(keys[pos : pos + ln], values[pos : pos + ln], strict=True))
+        if len(d) != ln:
+            raise DecodeError("a key repeated within one map")
+        out.append(d)
+        pos += ln
+    return out
+
+
 def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
     shapes = head.get("shapes")
     columns = head.get("columns")
     if not isinstance(shapes, list) or not isinstance(columns, list) or not shapes:
         raise DecodeError("table head lacks shapes or columns")
+    if any(len(set(s)) != len(s) for s in shapes):
+        raise DecodeError("a table shape repeats a key")
     ids = None
+    counts = dict.fromkeys((k for s in shapes for k in s), n)
+    sparse = head.get("sparse") is True and len(shapes) > 1
     if len(shapes) > 1:
         ids = C.decode_ints(head["shape_ids"], r.take(head["shape_ids"]), n).tolist()
         if n and (min(ids) < 0 or max(ids) >= len(shapes)):
             raise DecodeError("shape id out of range")
+        if sparse:
+            rows_of = Counter(ids)
+            counts = dict.fromkeys(counts, 0)
+            for s, c in rows_of.items():
+                for k in shapes[s]:
+                    counts[k] += c
     values: dict[str, list[Any]] = {}
     for entry in columns:
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
             raise DecodeError("bad column entry")
         h = entry[1]
+        m = counts.get(entry[0], n)
         if isinstance(h, dict) and "derived" in h:
+            if sparse and (m != n or counts.get(h["derived"]) != n):
+                raise DecodeError(f"column {entry[0]!r} of a sparse table derives from a partial column")
             source = values.get(h["derived"])
             prefix, suffix = h.get("prefix"), h.get("suffix")
             if source is None or not isinstance(prefix, str) or not isinstance(suffix, str):
@@ -334,9 +417,9 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
                     raise DecodeError("bad derived-column exception")
                 col[i] = _MISSING if v.get("missing") else v["value"]
         else:
-            col = decode_column(h, r, n, allow_missing=len(shapes) > 1)
-        if len(col) != n:
-            raise DecodeError(f"column {entry[0]!r} holds {len(col)} values, expected {n}")
+            col = decode_column(h, r, m, allow_missing=len(shapes) > 1 and not sparse)
+        if len(col) != m:
+            raise DecodeError(f"column {entry[0]!r} holds {len(col)} values, expected {m}")
         values[entry[0]] = col
     if len(shapes) == 1:
         keys = shapes[0]
@@ -349,7 +432,14 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
         return list(map(_row_builder(tuple(keys)), *cols))  # type: ignore[arg-type]
     if ids is None:
         raise DecodeError("a table of several shapes lacks its shape ids")
+    if any(k not in values for k in counts):
+        raise DecodeError("table shape does not match its columns")
     rows = []
+    if sparse:
+        its = {k: iter(v) for k, v in values.items()}
+        for s in ids:
+            rows.append({k: next(its[k]) for k in shapes[s]})  # counts match: every column runs out
+        return rows
     for i, s in enumerate(ids):
         row = {k: values[k][i] for k in shapes[s]}
         if any(v is _MISSING for v in row.values()):
@@ -432,7 +522,7 @@ def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_B
         arr = head["root"]["kinds"]["arr"]
         items = arr["items"]
         table = items["kinds"].get("obj")
-        if "tags" in items or table is None or len(table["shapes"]) != 1:
+        if "tags" in items or table is None or len(table.get("shapes", ())) != 1:  # or a map
             rows = decode_block(data, limit, max_values)
             if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows):
                 raise DecodeError("block does not hold rows of objects")
