@@ -18,6 +18,7 @@ import functools
 import json
 import urllib.parse
 from collections import Counter
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -363,13 +364,10 @@ def decode_map(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]
         raise DecodeError("map lengths do not match their entries")
     if not all(type(k) is str for k in keys):
         raise DecodeError("a map key is not a string")
-    out, pos = [], 0
-    for ln in lengths:
-        d = dict(zip(keys[pos : pos + ln], values[pos : pos + ln], strict=True))
-        if len(d) != ln:
-            raise DecodeError("a key repeated within one map")
-        out.append(d)
-        pos += ln
+    ks, vs = iter(keys), iter(values)
+    out = [dict(zip(islice(ks, ln), islice(vs, ln), strict=True)) for ln in lengths]
+    if sum(map(len, out)) != total:
+        raise DecodeError("a key repeated within one map")
     return out
 
 
@@ -435,11 +433,10 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
     if any(k not in values for k in counts):
         raise DecodeError("table shape does not match its columns")
     rows = []
-    if sparse:
+    if sparse:  # a row takes the next value of each of its shape's columns (counts match exactly)
         its = {k: iter(v) for k, v in values.items()}
-        for s in ids:
-            rows.append({k: next(its[k]) for k in shapes[s]})  # counts match: every column runs out
-        return rows
+        build = [(shape, [its[k] for k in shape]) for shape in shapes]
+        return [dict(zip(ks, map(next, cs), strict=True)) for ks, cs in map(build.__getitem__, ids)]
     for i, s in enumerate(ids):
         row = {k: values[k][i] for k in shapes[s]}
         if any(v is _MISSING for v in row.values()):
