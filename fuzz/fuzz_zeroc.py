@@ -31,7 +31,7 @@ with atheris.instrument_imports():
     from zeroc import learned
     from zeroc.http._server import Route, Server
     from zeroc.learned import _generate
-    from zeroc.tabular import ContainerReader
+    from zeroc.tabular import ContainerReader, pack_cbor, unpack_cbor
 
 VECTORS = Path(__file__).resolve().parents[1] / "spec" / "vectors"
 LIMIT = 1 << 20  # decoded bytes: small, so that a long run spends its time on parsing
@@ -118,6 +118,16 @@ def container_target() -> Callable[[bytes], None]:
     return run
 
 
+def cbor_packed_target() -> Callable[[bytes], None]:
+    def run(data: bytes) -> None:
+        try:
+            unpack_cbor(data, max_built=1 << 20)
+        except zeroc.ZerocError:
+            pass
+
+    return run
+
+
 def http_target() -> Callable[[bytes], None]:
     d = _dictionary("product_view-4k.zcd")
     server = Server([Route("/pv/*", d)], max_request_size=LIMIT)
@@ -147,6 +157,7 @@ TARGETS = {
     "learned": learned_target,
     "dictionary": dictionary_target,
     "container": container_target,
+    "cbor-packed": cbor_packed_target,
     "http": http_target,
 }
 
@@ -173,6 +184,9 @@ def seeds(target: str) -> list[bytes]:
         out += [p.read_bytes() for p in sorted(VECTORS.glob("*.zcd"))]
     elif target == "container":
         out += [p.read_bytes() for p in sorted(VECTORS.glob("*.zct"))]
+    elif target == "cbor-packed":  # the container vectors' documents, packed
+        for path in sorted(VECTORS.glob("containers*.json")):
+            out.append(pack_cbor(json.loads(path.read_text())["document"]))
     return out
 
 

@@ -17,12 +17,9 @@ import zeroc
 from zeroc.workloads import WORKLOADS, generate
 
 ROOT = Path(__file__).resolve().parents[1]
-# The benchmark's copies of four simdjson documents, and the tests' own copy of canada.json
-# (tests/data/README.md): a fresh clone tests alone, with nothing beside it.
-COPIES = [
-    *(ROOT / "src" / "zeroc" / "bench" / "corpora").glob("*.json.zst"),
-    ROOT / "tests" / "data" / "canada.json.zst",
-]
+# The benchmark's copies of five simdjson documents (src/zeroc/bench/corpora/README.md): a
+# fresh clone tests alone, with nothing beside it.
+COPIES = sorted((ROOT / "src" / "zeroc" / "bench" / "corpora").glob("*.json.zst"))
 DATA = Path(tempfile.mkdtemp(prefix="zeroc-corpora-"))
 atexit.register(shutil.rmtree, DATA, True)
 (DATA / "json").mkdir()
@@ -36,7 +33,7 @@ def corpus(name: str) -> Any:
     """Load a real corpus; fail loudly (never skip) when it is missing."""
     path = DATA / "json" / name
     if not path.is_file():
-        pytest.fail(f"corpus {path} is missing: tests read the copies listed in tests/data/README.md")
+        pytest.fail(f"corpus {path} is missing: see src/zeroc/bench/corpora/README.md")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -26,6 +26,8 @@ def test_run_layout_and_zeroc_is_smallest() -> None:
         assert {
             "json",
             "cbor",
+            "cbor-packed",
+            "cbor-packed+zstd-19",
             "cbor-columnar+brotli-q5",
             "parquet+zstd-19",
             "arrow-ipc+zstd",
@@ -37,9 +39,15 @@ def test_run_layout_and_zeroc_is_smallest() -> None:
     ts = result["timeseries"]
     assert ts["iso_strings"]["zeroc_bytes"] <= ts["integer_ms"]["zeroc_bytes"] * 1.02
     assert "zeroc" in T.table(result) and T.markdown(result, "x").startswith("# Tabular benchmark")
+    docs = result["documents"]  # each form was read back and compared by the run itself
+    assert set(docs) == {"github_events", "twitter", "apache_builds", "instruments", "canada", "aws_shapes"}
+    for d in docs.values():
+        assert d["cbor_packed_bytes"] < d["cbor_bytes"] and d["zeroc_bytes"] < d["json_bytes"]
+    assert docs["aws_shapes"]["zeroc_bytes"] < docs["aws_shapes"]["json_zstd19_bytes"]  # maps (issue 16)
+    assert "| aws_shapes |" in T.markdown(result, "x")
 
 
 def test_plot(tmp_path: Path) -> None:
-    result = T.run(sizes=(200,))
+    result = T.run(sizes=(200,), real=False)
     T.plot(result, str(tmp_path / "t.png"))
     assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -13,7 +13,7 @@ import atheris  # noqa: F401  # in the dev extra: a missing one fails, never ski
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "fuzz" / "fuzz_zeroc.py"
-TARGETS = ["frame", "stream", "learned", "dictionary", "container", "http"]
+TARGETS = ["frame", "stream", "learned", "dictionary", "container", "cbor-packed", "http"]
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -433,17 +433,39 @@ def bench_cmd(
     help="CRC-32 of every chunk and of the footer (container version 2)",
 )
 @click.option("--portable", is_flag=True, help="no pcodec encodings: readable by the browser package (js/)")
-def pack_cmd(input: str, output: str, chunk_rows: int, checksum: bool, portable: bool) -> None:
-    """Pack a JSON document (a table of rows, or any JSON) into a seekable .zct container."""
-    from zeroc.tabular import pack_file
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["zct", "cbor-packed"]),
+    default="zct",
+    show_default=True,
+    help="a .zct container, or Packed CBOR (draft-ietf-cbor-packed: records and shared items)",
+)
+def pack_cmd(input: str, output: str, chunk_rows: int, checksum: bool, portable: bool, fmt: str) -> None:
+    """Pack a JSON document (a table of rows, or any JSON) or a Packed CBOR file into a seekable
+    .zct container, or into Packed CBOR."""
+    from zeroc import _json
+    from zeroc.tabular import pack, pack_cbor, pack_file, unpack_cbor
 
     def progress(rows: int) -> None:
         click.echo(f"pack: {rows:,} rows", err=True)
 
-    with open(input, "rb") as src, open(output, "wb") as out:
-        rows = pack_file(
-            src, out, chunk_rows=chunk_rows, progress=progress, checksum=checksum, portable=portable
-        )
+    with open(input, "rb") as src:
+        packed_in = _is_packed_cbor(src.read(4))
+        src.seek(0)
+        if fmt == "cbor-packed" or packed_in:
+            doc = unpack_cbor(src.read()) if packed_in else _json.loads(src.read())
+    with open(output, "wb") as out:
+        if fmt == "cbor-packed":
+            out.write(pack_cbor(doc))
+            rows = len(doc) if isinstance(doc, list) else 1
+        elif packed_in:
+            rows = pack(doc, out, chunk_rows=chunk_rows, checksum=checksum, portable=portable)
+        else:
+            with open(input, "rb") as src:
+                rows = pack_file(
+                    src, out, chunk_rows=chunk_rows, progress=progress, checksum=checksum, portable=portable
+                )
     size_in, size_out = Path(input).stat().st_size, Path(output).stat().st_size
     click.echo(
         f"{output}: {rows:,} rows, {size_out:,} bytes ({size_out / max(size_in, 1):.3f} of {size_in:,})",
@@ -451,13 +473,26 @@ def pack_cmd(input: str, output: str, chunk_rows: int, checksum: bool, portable:
     )
 
 
+def _is_packed_cbor(head: bytes) -> bool:
+    """Whether a file starts with a Packed CBOR table setup: tag 113 or tag 1113."""
+    return head.startswith((b"\xd8\x71", b"\xd9\x04\x59"))
+
+
 @main.command("unpack")
 @click.argument("input", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 def unpack_cmd(input: str, output: str) -> None:
-    """Unpack a .zct container back to the identical JSON document."""
-    from zeroc.tabular import open_container, unpack
+    """Unpack a .zct container or a Packed CBOR file back to the identical JSON document."""
+    from zeroc import _json
+    from zeroc.tabular import open_container, unpack, unpack_cbor
 
+    with open(input, "rb") as src:
+        if _is_packed_cbor(src.read(4)):
+            src.seek(0)
+            doc = unpack_cbor(src.read())
+            with open(output, "wb") as out:
+                out.write(_json.dumps(doc))
+            return
     with open_container(input) as reader, open(output, "wb") as out:
         unpack(reader, out)
 

@@ -337,9 +337,9 @@ def table_path(doc: Any) -> list[str] | None:
 
 def pack(
     doc: Any, file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS, checksum: bool = True, portable: bool = False
-) -> None:
+) -> int:
     """Write an in-memory document as a container (checksummed, version 2, unless told not;
-    ``portable``: no pcodec encodings, for browsers)."""
+    ``portable``: no pcodec encodings, for browsers); the rows written."""
     path = table_path(doc)
     w = ContainerWriter(file, path=path, chunk_rows=chunk_rows, checksum=checksum, portable=portable)
     if path is None:
@@ -350,6 +350,7 @@ def pack(
         w.skeleton = {k: (None if k == path[0] else v) for k, v in doc.items()}
         w.write_many(doc[path[0]])
     w.close()
+    return int(w.footer["rows"])
 
 
 def pack_file(
