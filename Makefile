@@ -13,7 +13,7 @@ SYSTEM_PACKAGES := curl zstd chromium
 $(STAMP): pyproject.toml src/zeroc/learned/_native.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,http,tabular]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,http,tabular,dataframes]'
 	touch $(STAMP)
 
 demo: $(STAMP)

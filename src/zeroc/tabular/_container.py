@@ -170,7 +170,8 @@ class ContainerReader:
 
     def columns(self, start: int = 0, stop: int | None = None) -> dict[str, Any]:
         """Rows start..stop as columns (numpy arrays where the values are numbers or booleans),
-        decoding only the chunks they live in and never building a dict per row."""
+        decoding only the chunks they live in and never building a dict per row. A key a row
+        lacks reads as None; rows that are not all objects are one column, ``value``."""
         import numpy as np
 
         from zeroc.tabular._table import decode_columns
@@ -208,19 +209,39 @@ class ContainerReader:
             yield sch.loads_message(sch.dumps(row))
 
     def to_arrow(self, start: int = 0, stop: int | None = None) -> Any:
-        """Rows start..stop as a pyarrow Table: each column in the Arrow type pyarrow infers
-        for it, or, where it infers none (lists mixed with objects, text with lone surrogates,
-        integers past 64 bits), as the JSON text of each value (null stays null)."""
+        """Rows start..stop as a pyarrow Table, without loss: a column takes the Arrow type
+        pyarrow infers for it where that type gives every value back exactly (numbers, booleans,
+        text, lists and objects of one layout); otherwise — ints mixed with floats, objects whose
+        keys vary, lists mixed with objects, integers past 64 bits, lone surrogates — it holds
+        each value's JSON text. A key a row lacks reads as null, as in :meth:`columns`."""
+        import numpy as np
         import pyarrow as pa
 
         arrays = {}
         for name, values in self.columns(start, stop).items():
-            try:
+            if isinstance(values, np.ndarray):
                 arrays[name] = pa.array(values)
+                continue
+            try:
+                arr = pa.array(values)
+                exact = _exact(values, arr.to_pylist())
             except (pa.ArrowException, UnicodeError, OverflowError):
+                exact = False
+            if not exact:
                 text = [None if v is None else json.dumps(v) for v in values]  # ASCII: surrogates escaped
-                arrays[name] = pa.array(text, type=pa.string())
+                arr = pa.array(text, type=pa.string())
+            arrays[name] = arr
         return pa.table(arrays)
+
+    def to_pandas(self, start: int = 0, stop: int | None = None) -> Any:
+        """Rows start..stop as a pandas DataFrame, through :meth:`to_arrow` (needs pandas)."""
+        _need("pandas")
+        return self.to_arrow(start, stop).to_pandas()
+
+    def to_polars(self, start: int = 0, stop: int | None = None) -> Any:
+        """Rows start..stop as a Polars DataFrame, through :meth:`to_arrow` (needs polars)."""
+        polars = _need("polars")
+        return polars.from_arrow(self.to_arrow(start, stop))
 
     def close(self) -> None:
         self.file.close()
@@ -262,6 +283,27 @@ class ContainerReader:
         except (KeyError, TypeError, IndexError) as exc:
             raise DecodeError(f"the table's path is not in the document skeleton: {exc}") from exc
         return skeleton
+
+
+def _exact(a: Any, b: Any) -> bool:
+    """Whether ``b`` is ``a`` value for value: the same types (1 is not 1.0, a bool is not an
+    int) and, for objects, the same keys in the same order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_exact(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_exact, a, b))
+    return bool(a == b) or (a != a and b != b)  # NaN is NaN
+
+
+def _need(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UsageError(f"this needs {module} (pip install {module})") from None
 
 
 def _read_footer(file: BinaryIO) -> tuple[dict[str, Any], int]:

@@ -513,7 +513,8 @@ def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Re
 def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUILT) -> dict[str, Any]:
     """A block holding rows, as columns: numpy arrays for integer, float and boolean columns,
     lists otherwise — without building a dict per row. Rows of several shapes fall back to
-    building rows first; missing values then read as None."""
+    building rows first; missing values then read as None. Rows that are not all objects are
+    one column, ``value``."""
     try:
         head, r = _open(data, limit, max_values)
         arr = head["root"]["kinds"]["arr"]
@@ -521,8 +522,10 @@ def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_B
         table = items["kinds"].get("obj")
         if "tags" in items or table is None or len(table.get("shapes", ())) != 1:  # or a map
             rows = decode_block(data, limit, max_values)
-            if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows):
-                raise DecodeError("block does not hold rows of objects")
+            if not isinstance(rows, list):
+                raise DecodeError("block does not hold rows")
+            if not all(isinstance(x, dict) for x in rows):
+                return {"value": rows}  # rows that are not all objects: one column of them
             names = list(dict.fromkeys(k for row in rows for k in row))
             return {k: [row.get(k) for row in rows] for k in names}
         r.take(arr["lengths"])
