@@ -227,6 +227,21 @@ def test_learned_vectors_cover_the_paths() -> None:
     assert methods == {1, 4} and {"bare-payload", "off-path-json-text", "side-stream-compressed"} <= names
 
 
+def written_again(data: bytes, document: Any, **options: Any) -> None:
+    """This writer's container of ``document`` reads back the same and is no larger than the
+    released file ``data``. The released bytes stay as they were (they still read); what the
+    writer writes moves on with the spec (spec/TABULAR_FORMAT.md's change log: since maps, a
+    table's column entries no longer repeat its keys), and containers-maps.json pins it now."""
+    import io
+
+    from zeroc.tabular import ContainerReader, pack
+
+    out = io.BytesIO()
+    pack(document, out, **options)
+    assert ContainerReader(io.BytesIO(out.getvalue())).document() == document
+    assert len(out.getvalue()) <= len(data)
+
+
 CONTAINERS = json.loads((VECTORS / "containers.json").read_text())
 
 
@@ -234,14 +249,12 @@ CONTAINERS = json.loads((VECTORS / "containers.json").read_text())
 def test_container_vector_reads_and_is_written_again(v: dict[str, Any]) -> None:
     import io
 
-    from zeroc.tabular import ContainerReader, pack
+    from zeroc.tabular import ContainerReader
 
     data = (VECTORS / v["file"]).read_bytes()
     assert data[4] == v["version"]
     assert ContainerReader(io.BytesIO(data)).document() == CONTAINERS["document"]
-    out = io.BytesIO()
-    pack(CONTAINERS["document"], out, chunk_rows=v["chunk_rows"], checksum=v["version"] == 2)
-    assert out.getvalue() == data  # this writer still writes the released bytes
+    written_again(data, CONTAINERS["document"], chunk_rows=v["chunk_rows"], checksum=v["version"] == 2)
 
 
 @pytest.mark.parametrize("v", CONTAINERS["invalid"], ids=lambda v: v["file"])
@@ -262,7 +275,7 @@ def test_portable_container_vector_has_no_pcodec_and_is_written_again(
     v: dict[str, Any], tmp_path: Path
 ) -> None:
     """A portable file (spec/TABULAR_FORMAT.md §1.2) reads back, names no pcodec encoding, says
-    so in its footer, keeps to it when rows are appended, and is what this writer writes."""
+    so in its footer, keeps to it when rows are appended, and is written again no larger."""
     import io
 
     from zeroc.tabular import ContainerReader, append, pack
@@ -271,9 +284,7 @@ def test_portable_container_vector_has_no_pcodec_and_is_written_again(
     reader = ContainerReader(io.BytesIO(data))
     assert reader.document() == PORTABLE["document"] and reader.footer["portable"] is True
     assert b"pco" not in data
-    out = io.BytesIO()
-    pack(PORTABLE["document"], out, chunk_rows=v["chunk_rows"], portable=True)
-    assert out.getvalue() == data
+    written_again(data, PORTABLE["document"], chunk_rows=v["chunk_rows"], portable=True)
     default = io.BytesIO()
     pack(PORTABLE["document"], default, chunk_rows=v["chunk_rows"])
     assert b"pco" in default.getvalue()  # without the profile, pcodec wins some columns
@@ -292,16 +303,14 @@ STAMPS = json.loads((VECTORS / "containers-stamps.json").read_text())
 @pytest.mark.parametrize("v", STAMPS["valid"], ids=lambda v: v["file"])
 def test_stamp_container_vector_reads_and_is_written_again(v: dict[str, Any]) -> None:
     """Times in Twitter's form, RFC 2822's, with slashes and with month names (spec §1.2,
-    `stamp`) read back exactly, and this writer still writes the vector's bytes."""
+    `stamp`) read back exactly, and this writer writes them again no larger."""
     import io
 
-    from zeroc.tabular import ContainerReader, pack
+    from zeroc.tabular import ContainerReader
 
     data = (VECTORS / v["file"]).read_bytes()
     assert ContainerReader(io.BytesIO(data)).document() == STAMPS["document"]
-    out = io.BytesIO()
-    pack(STAMPS["document"], out, chunk_rows=v["chunk_rows"], portable=True)
-    assert out.getvalue() == data
+    written_again(data, STAMPS["document"], chunk_rows=v["chunk_rows"], portable=True)
 
 
 MAPS = json.loads((VECTORS / "containers-maps.json").read_text())

@@ -566,6 +566,21 @@ function derived(h: Head, values: Map<string, unknown[]>, name: string): unknown
   return col;
 }
 
+/** A table's column entries as [key, head]: a bare head takes the next of `keys` (the shapes'
+ * keys in order of first appearance) that no entry names. */
+function named(columns: unknown[], keys: Iterable<string>): [string, Head][] {
+  const isNamed = (e: unknown): e is [string, unknown] => Array.isArray(e) && e.length === 2 && typeof e[0] === "string";
+  const taken = new Set(columns.filter(isNamed).map((e) => e[0]));
+  const free = [...keys].filter((k) => !taken.has(k));
+  let next = 0;
+  return columns.map((entry): [string, Head] => {
+    if (isNamed(entry)) return [entry[0], obj(entry[1], "a column")];
+    if (Array.isArray(entry)) fail("bad column entry");
+    if (next >= free.length) fail("more column entries than the table has keys");
+    return [free[next++], obj(entry, "a column")];
+  });
+}
+
 function decodeTable(head: Head, r: Reader, n: number): Record<string, unknown>[] {
   const { shapes, columns } = head;
   if (!Array.isArray(shapes) || !Array.isArray(columns) || shapes.length === 0) throw new DecodeError("table head lacks shapes or columns");
@@ -588,9 +603,8 @@ function decodeTable(head: Head, r: Reader, n: number): Record<string, unknown>[
     }
   }
   const values = new Map<string, unknown[]>();
-  for (const entry of columns) {
-    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "string") throw new DecodeError("bad column entry");
-    const h = obj(entry[1], "a column");
+  for (const entry of named(columns, counts.keys())) {
+    const h = entry[1];
     const m = counts.get(entry[0]) ?? n;
     if ("derived" in h && sparse && (m !== n || counts.get(h.derived as string) !== n)) {
       fail(`column ${JSON.stringify(entry[0])} of a sparse table derives from a partial column`);
@@ -683,8 +697,7 @@ function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, m
   if (typeof n !== "number" || n > limit) throw new LimitExceeded(`a table of ${n} rows exceeds the limit of ${limit}`);
   r.spend(1);
   const out = new Map<string, Column>();
-  for (const entry of table.columns as [string, Head][]) {
-    const [name, h] = entry;
+  for (const [name, h] of named(table.columns as unknown[], table.shapes[0] as string[])) {
     const kinds = (h.kinds ?? {}) as Head;
     const only = Object.keys(kinds);
     if ("derived" in h) {

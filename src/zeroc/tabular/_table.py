@@ -206,8 +206,8 @@ def encode_table(
         d = _derive(name, sources, set(derived))
         if d is not None and d["derived"] not in derived:
             derived[name] = d
-    stored = [[name, encode_column(columns[name], w, depth)] for name in names if name not in derived]
-    head["columns"] = stored + [[name, d] for name, d in derived.items()]
+    stored = [encode_column(columns[name], w, depth) for name in names if name not in derived]
+    head["columns"] = stored + [[name, d] for name, d in derived.items()]  # bare: the next key
     return head
 
 
@@ -371,6 +371,24 @@ def decode_map(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]
     return out
 
 
+def _named(columns: list[Any], keys: dict[str, int]) -> list[list[Any]]:
+    """A table's column entries as [key, head]: a bare head takes the next of ``keys`` (the
+    shapes' keys in order of first appearance) that no entry names."""
+    named = {e[0] for e in columns if isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)}
+    free = iter([k for k in keys if k not in named])
+    out = []
+    for entry in columns:
+        if isinstance(entry, dict):
+            key = next(free, None)
+            if key is None:
+                raise DecodeError("more column entries than the table has keys")
+            entry = [key, entry]
+        elif not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+            raise DecodeError("bad column entry")
+        out.append(entry)
+    return out
+
+
 def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
     shapes = head.get("shapes")
     columns = head.get("columns")
@@ -392,9 +410,7 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
                 for k in shapes[s]:
                     counts[k] += c
     values: dict[str, list[Any]] = {}
-    for entry in columns:
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
-            raise DecodeError("bad column entry")
+    for entry in _named(columns, counts):
         h = entry[1]
         m = counts.get(entry[0], n)
         if isinstance(h, dict) and "derived" in h:
@@ -535,7 +551,7 @@ def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_B
         if n > r.limit:
             raise LimitExceeded(f"a table of {n} rows exceeds the limit of {r.limit}")
         out: dict[str, Any] = {}
-        for name, h in table["columns"]:
+        for name, h in _named(table["columns"], dict.fromkeys(table["shapes"][0], n)):
             kinds = h.get("kinds", {})
             if "derived" in h:
                 out[name] = _derived(h, out, name)
