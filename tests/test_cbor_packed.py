@@ -300,6 +300,7 @@ def test_hostile_items_raise_only_zeroc_errors() -> None:
         T(113, [[T(114, ["a"])], T(128, [1, 2])]),  # more values than keys
         T(6, "x"),
         T(99, 1),  # not Packed CBOR, not JSON
+        T(1, 1_600_000_000),  # a date cbor2 decodes: not JSON
         T(113, [["a"], {S(0): 1, "b": UNDEFINED}]),  # undefined left over
         b"bytes",
     ):

@@ -20,7 +20,6 @@ cbor2 (the CBOR library the bench already uses) reads and writes the CBOR itself
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from typing import Any
 
 import cbor2
@@ -30,6 +29,8 @@ from zeroc._errors import DecodeError, LimitExceeded
 MAX_CHASE = 32  # nested references followed at most (the draft compares symbolic-link limits)
 MAX_BUILT = 1 << 24  # values plus string bytes one unpacking builds, by default
 _SHARED, _STRAIGHT, _INVERTED = 16, 128, 136
+_SCALARS = frozenset({int, float, bool, type(None)})
+_FROZEN = type(cbor2.loads(cbor2.dumps(cbor2.CBORTag(200, {}))).value)  # cbor2's frozendict
 
 
 class _Scope:
@@ -57,13 +58,16 @@ class _Unpacker:
     def value(self, item: Any, scope: _Scope, depth: int = 0) -> Any:
         """The unpacked value of ``item``; function tags stay tags (their caller applies them)."""
         t = type(item)
+        if t in _SCALARS:
+            self.spend(1)
+            return item
         if t is str or t is bytes:
             self.spend(1 + len(item) // 16)
             return item
         if t is list or t is tuple:
             self.spend(1)
             return [self.value(x, scope, depth) for x in item]
-        if isinstance(item, Mapping):  # dict, or cbor2's frozendict inside a tag
+        if t is dict or t is _FROZEN:  # cbor2 gives maps inside a tag as its frozendict
             self.spend(1)
             out = {}
             for k, v in item.items():
@@ -80,8 +84,7 @@ class _Unpacker:
             return self.tag(item.tag, item.value, scope, depth)
         if item is cbor2.undefined:
             return item
-        self.spend(1)
-        return item  # None, bool, int, float
+        raise DecodeError(f"{t.__name__} (a CBOR tag cbor2 decodes) is not in the JSON data model")
 
     def tag(self, number: int, content: Any, scope: _Scope, depth: int) -> Any:
         if number == 113 or number == 1113:
