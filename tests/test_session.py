@@ -51,6 +51,29 @@ def test_bytes_sessions_carry_lengths(values: list[bytes]) -> None:
     assert codec.decode_stream(codec.encode_stream(values, session=True)) == values
 
 
+def test_a_large_record_starts_a_context_and_so_does_the_next() -> None:
+    """A record of 256 KiB or more (a relay's buffer dump) is coded as a new context with zstd's
+    own level-3 parameters, and the record after it starts another (the lazy matcher's);
+    every message still decodes in order, checksums included."""
+    from zeroc._session import LARGE_RECORD
+
+    rng = random.Random(4)
+    words = ["hi", "ok", "lol", "brb"]
+    lines = [{"nick": f"u{rng.randrange(50)}", "text": " ".join(rng.choices(words, k=5))}]
+    dump = {"history": [{"n": i, "line": f"line {i} " * rng.randrange(1, 9)} for i in range(20_000)]}
+    values = [*lines * 5, dump, *lines * 5, dump, *lines]
+    codec = Codec(DICT, checksum=True)
+    enc, dec = codec.session_encoder(), codec.session_decoder()
+    records = [enc.encode(v) for v in values]
+    assert [dec.decode(r) for r in records] == values
+    heads = [r[0] for r in records]  # one-byte heads: count << 3 | form << 1 | reset
+    resets = [i for i, h in enumerate(heads) if h & 1]
+    assert resets == [0, 5, 6, 11, 12] and len(json.dumps(dump)) >= LARGE_RECORD
+    file_codec = Codec(DICT)  # level 19 (files) keeps one context: its parameters do not differ
+    stream = file_codec.encode_stream(values, session=True)
+    assert file_codec.decode_stream(stream) == values
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal as JSON values, with floats compared by repr (-0.0, inf)."""
     return json.dumps(a, sort_keys=False, default=repr) == json.dumps(b, sort_keys=False, default=repr)

@@ -80,9 +80,14 @@ def _unstrip(data: bytes, form: int, reset: int) -> bytes:
 # relay's chat lines, records were 11% smaller (119.8 -> 107.0 KB for 2,000 lines) for ~1.1x the
 # time, which brings a live session below permessage-deflate with context takeover (109.5 KB).
 SHORT_MESSAGES = {"strategy": zstd.STRATEGY_LAZY, "search_log": 2}
+# A record at least this long (a relay's buffer dump) starts a new context coded with zstd's own
+# parameters for the level (double-fast at 3-4), and the record after it starts another: on a
+# 2.3 MB dump the lazy matcher costs more than the history before it saves. Only where the
+# parameters differ (levels 3-4); the format is unchanged (any record may reset).
+LARGE_RECORD = 256 * 1024
 
 
-def _params(level: int, window_log: int) -> zstd.ZstdCompressionParameters:
+def _params(level: int, window_log: int, short: bool = True) -> zstd.ZstdCompressionParameters:
     return zstd.ZstdCompressionParameters.from_level(
         level,
         window_log=window_log,
@@ -90,7 +95,7 @@ def _params(level: int, window_log: int) -> zstd.ZstdCompressionParameters:
         write_content_size=False,
         write_checksum=False,
         write_dict_id=False,
-        **(SHORT_MESSAGES if level in (3, 4) else {}),
+        **(SHORT_MESSAGES if short and level in (3, 4) else {}),
     )
 
 
@@ -123,6 +128,10 @@ class SessionEncoder:
         self.dictionary = dictionary is not None  # whether the session starts from a dictionary
         data = zstd.ZstdCompressionDict(dictionary) if dictionary is not None else None
         self._cctx = zstd.ZstdCompressor(compression_params=_params(level, window_log), dict_data=data)
+        self._large = None  # a compressor for large records, where their parameters differ
+        if level in (3, 4):
+            large = _params(level, window_log, short=False)
+            self._large = zstd.ZstdCompressor(compression_params=large, dict_data=data)
         self._obj: Any = None  # the open frame's compression object; None: the next record resets
 
     def reset(self) -> None:
@@ -154,8 +163,11 @@ class SessionEncoder:
 
     def _record(self, content: bytes, count: int) -> bytes:
         obj = self._obj
-        reset = obj is None
-        if reset:
+        large = self._large if len(content) >= LARGE_RECORD else None
+        reset = obj is None or large is not None
+        if large is not None:
+            obj, self._obj = large.compressobj(), None  # and the record after it resets too
+        elif reset:
             obj = self._obj = self._cctx.compressobj()
         try:
             data: bytes = obj.compress(content) + obj.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)
