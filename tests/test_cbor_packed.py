@@ -5,6 +5,7 @@ blow-ups, bad references, mutated bytes) raise only Zeroc's errors."""
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
@@ -318,6 +319,19 @@ def test_hostile_items_raise_only_zeroc_errors() -> None:
             unpack_cbor(bytes(b), max_built=1 << 22)
         except ZerocError:
             pass
+
+
+def test_what_cbor_cannot_hold_is_an_encode_error_and_sizes_are_cbor2s() -> None:
+    from zeroc import EncodeError
+    from zeroc.tabular._cborpacked import _size
+
+    with pytest.raises(EncodeError, match="surrogate"):
+        pack_cbor([{"a": "\ud800"}, {"a": "x"}])
+    for v in (0, 23, 24, -25, 256, 65536, 2**32, -(2**63), 2**64, 2**70, 1.5, "a" * 24, "é" * 200):
+        assert _size(v) == len(cbor2.dumps(v)), v
+    zeros = [0.0, -0.0, 0.0, -0.0, 1.0, 1.0, 1.0]  # shared, each sign kept apart
+    signs = [math.copysign(1, x) for x in zeros]
+    assert [math.copysign(1, x) for x in unpack_cbor(pack_cbor(zeros))] == signs
 
 
 def test_cli_packs_to_and_from_packed_cbor(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import cbor2
 
-from zeroc._errors import DecodeError, LimitExceeded
+from zeroc._errors import DecodeError, EncodeError, LimitExceeded
 
 MAX_CHASE = 32  # nested references followed at most (the draft compares symbolic-link limits)
 MAX_BUILT = 1 << 24  # values plus string bytes one unpacking builds, by default
@@ -271,12 +271,31 @@ def _shared_ref(index: int) -> Any:
 
 
 def _key(v: str | int | float) -> tuple[type, Any]:
-    """A scalar's identity: its type and value, floats by their bits (0.0 is not -0.0)."""
-    return (float, v.hex()) if isinstance(v, float) else (type(v), v)
+    """A scalar's identity: its type and value (0.0 and -0.0 apart, NaN one value)."""
+    t = type(v)
+    if t is float and (v == 0 or v != v):  # equal to each other, or not even to itself
+        return (float, repr(v))
+    return (t, v)
 
 
 def _value(key: tuple[type, Any]) -> Any:
-    return float.fromhex(key[1]) if key[0] is float else key[1]
+    return float(key[1]) if key[0] is float and type(key[1]) is str else key[1]
+
+
+def _size(v: str | int | float) -> int:
+    """Bytes of ``v`` as cbor2 writes it (floats at 64 bits)."""
+    if isinstance(v, float):
+        return 9
+    if isinstance(v, str):
+        n = len(v.encode("utf-8", "surrogatepass"))  # a lone surrogate fails later, in dumps
+        return _head(n) + n
+    m = v if v >= 0 else -1 - v
+    return len(cbor2.dumps(v)) if m >= 1 << 64 else _head(m)  # past 64 bits: a bignum
+
+
+def _head(n: int) -> int:
+    """Bytes of a CBOR head carrying ``n``."""
+    return 1 + (0 if n < 24 else 1 if n < 256 else 2 if n < 65536 else 4 if n < 1 << 32 else 8)
 
 
 def pack(doc: Any) -> bytes:
@@ -303,7 +322,7 @@ def pack(doc: Any) -> bytes:
                 scalars[(str, k)] -= n - 1
     shared: dict[tuple[type, Any], int] = {}
     for key, n in scalars.most_common():
-        size = len(cbor2.dumps(_value(key)))
+        size = _size(_value(key))
         if n * (size - _ref_size(len(shared))) > size:  # references save more than the entry costs
             shared[key] = len(shared)
 
@@ -321,7 +340,9 @@ def pack(doc: Any) -> bytes:
 
     rump = item(doc)
     table = [_value(k) for k in shared]
-    if not records:
-        return cbor2.dumps(cbor2.CBORTag(113, [table, rump]))
     templates = [cbor2.CBORTag(114, [item(k) for k in shape]) for shape in records]
-    return cbor2.dumps(cbor2.CBORTag(1113, [table, templates, rump]))
+    setup = cbor2.CBORTag(1113, [table, templates, rump]) if records else cbor2.CBORTag(113, [table, rump])
+    try:
+        return bytes(cbor2.dumps(setup))
+    except UnicodeEncodeError:
+        raise EncodeError("CBOR text is UTF-8: a lone surrogate cannot be written") from None
