@@ -647,6 +647,11 @@ def test_portable_tables_of_any_rows(tmp_path: Path, rows: list[dict[str, Any]])
     check_tables(tmp_path, [{"rows": rows}], [(0, 5), (3, 30)], chunk_rows=7)
 
 
+def test_rows_that_are_not_objects_are_one_column_in_node_as_in_python(tmp_path: Path) -> None:
+    docs = [{"rows": [1, [2, 3], "x", None, {"a": 1}]}, [[1.5, 2], [3], []]]
+    check_tables(tmp_path, docs, [(0, 5), (1, 3)], chunk_rows=2)
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=keyed)
 def test_portable_maps_of_any_keys(tmp_path: Path, rows: list[dict[str, Any]]) -> None:

@@ -690,6 +690,8 @@ function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, m
   if (lengths.len !== undefined || items.tags !== undefined || table === undefined || !Array.isArray(table.shapes) || table.shapes.length !== 1) {
     const rows = decodeBlock(data, limit, maxBuilt);
     if (!Array.isArray(rows)) fail("block does not hold rows");
+    const isObject = (row: unknown): boolean => typeof row === "object" && row !== null && !Array.isArray(row);
+    if (!rows.every(isObject)) return [new Map([["value", rows]]), rows.length]; // as Python: one column
     const names = [...new Set(rows.flatMap((row) => Object.keys(obj(row, "a row"))))];
     return [new Map(names.map((k) => [k, rows.map((row) => (row as Head)[k] ?? null)])), rows.length];
   }
