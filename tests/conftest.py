@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import random
 import shutil
 import tempfile
 from pathlib import Path
@@ -35,6 +36,17 @@ def corpus(name: str) -> Any:
     if not path.is_file():
         pytest.fail(f"corpus {path} is missing: see src/zeroc/bench/corpora/README.md")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def damaged(rng: random.Random, data: bytes, *, changes: int = 4, cut: float = 0.3) -> bytes:
+    """``data`` with 1 to ``changes`` bytes replaced and, with probability ``cut``, cut short:
+    the corruption the decoders' hostile-input tests feed them."""
+    b = bytearray(data)
+    for _ in range(rng.randint(1, changes)):
+        b[rng.randrange(len(b))] = rng.randrange(256)
+    if rng.random() < cut:
+        del b[rng.randrange(len(b)) :]
+    return bytes(b)
 
 
 def find_node(doc: Any, kind: str) -> dict[str, Any]:
