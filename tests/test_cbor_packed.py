@@ -299,6 +299,8 @@ def test_hostile_items_raise_only_zeroc_errors() -> None:
         T(113, [["a"], T(129, "b")]),  # argument 1 of 1
         T(113, [[1], T(128, "b")]),  # integer and text: no concatenation
         T(113, [[T(114, ["a"])], T(128, [1, 2])]),  # more values than keys
+        T(113, [[T(114, [["k"]])], T(128, [1])]),  # an array as a key
+        T(113, [[T(114, ["a", "a"])], T(128, [1, 2])]),  # a key twice
         T(6, "x"),
         T(99, 1),  # not Packed CBOR, not JSON
         T(1, 1_600_000_000),  # a date cbor2 decodes: not JSON

@@ -65,8 +65,8 @@ class _Unpacker:
             self.spend(1 + len(item) // 16)
             return item
         if t is list or t is tuple:
-            self.spend(1)
-            return [self.value(x, scope, depth) for x in item]
+            self.spend(1 + len(item))  # each item once, here: scalars come back as they are
+            return [x if type(x) in _SCALARS else self._nested(x, scope, depth) for x in item]
         if t is dict or t is _FROZEN:  # cbor2 gives maps inside a tag as its frozendict
             self.spend(1)
             out = {}
@@ -85,6 +85,12 @@ class _Unpacker:
         if item is cbor2.undefined:
             return item
         raise DecodeError(f"{t.__name__} (a CBOR tag cbor2 decodes) is not in the JSON data model")
+
+    def _nested(self, x: Any, scope: _Scope, depth: int) -> Any:
+        """An array item that is not a scalar: its value, which counts itself (so the one its
+        array counted for it is given back)."""
+        self.budget += 1
+        return self.value(x, scope, depth)
 
     def tag(self, number: int, content: Any, scope: _Scope, depth: int) -> Any:
         if number == 113 or number == 1113:
@@ -156,12 +162,14 @@ class _Unpacker:
         if function == 114:
             if not isinstance(left, list) or not isinstance(right, list) or len(right) > len(left):
                 raise DecodeError("record: keys must be an array at least as long as the values")
-            out = {}
-            for k, v in zip(left, right, strict=False):
-                if isinstance(k, (list, dict)):
-                    raise DecodeError("record: a key that is an array or a map")
-                if v is not cbor2.undefined:
-                    out[k] = v
+            try:
+                out = dict(zip(left, right, strict=False))  # values past the last are absent
+            except TypeError:  # an array or a map as a key
+                raise DecodeError("record: a key that is an array or a map") from None
+            if len(out) != len(right):
+                raise DecodeError("record: a key repeated")
+            if any(v is cbor2.undefined for v in right):  # undefined: the entry is absent
+                out = {k: v for k, v in out.items() if v is not cbor2.undefined}
             return out
         raise DecodeError(f"tag {function} is not a function tag")
 
