@@ -15,6 +15,7 @@ import pytest
 import zstandard
 
 import zeroc
+from zeroc._defaults import CANDIDATES
 from zeroc.workloads import WORKLOADS, generate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +79,7 @@ def workload_dicts() -> dict[str, zeroc.Dictionary]:
 
 # The default candidates but the learned model: tests of dictionary-content codecs must not
 # depend on whether train's timing found the learned model fast enough to choose it.
-CONTENT_CANDIDATES = [c for c in zeroc._train.CANDIDATES if c[0] != "learned"]
+CONTENT_CANDIDATES = [c for c in CANDIDATES if c[0] != "learned"]
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ import zstandard as zstd
 import zeroc
 from tests.conftest import corpus
 from zeroc import TrainingError, UsageError
+from zeroc._defaults import CANDIDATES
 from zeroc._train import choose
 from zeroc.workloads import ProductView, generate
 
@@ -16,7 +17,7 @@ def test_dictionary_records_what_it_measured() -> None:
     v = d.validation
     assert d.samples == 3000 and v["messages"] == 600
     assert len(d.content) <= 8192 and d.serialization == "protobuf"
-    assert {(c["method"], c["level"]) for c in v["candidates"]} == set(zeroc._train.CANDIDATES)
+    assert {(c["method"], c["level"]) for c in v["candidates"]} == set(CANDIDATES)
     chosen = d.bytes_per_message
     assert chosen is not None and chosen < v["zstd_bytes"] and chosen < v["gzip_bytes"]
     assert v["json_gzip_encode_us"] > 0 and d.created.endswith("+00:00")

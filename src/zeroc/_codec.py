@@ -10,6 +10,7 @@ from typing import Any
 
 from zeroc import _json
 from zeroc._compression import DeflateEngine, Engine, ZstdEngine, make_engine
+from zeroc._defaults import DEFAULT_MAX_DECODED_SIZE, MAX_VALUES
 from zeroc._dictionary import Dictionary, DictionaryStore
 from zeroc._errors import (
     ChecksumMismatch,
@@ -24,7 +25,6 @@ from zeroc._frame import Method, Ref, crc32, is_session_stream, iter_stream, pac
 from zeroc._session import SESSION_LEVEL, SESSION_WINDOW_LOG, SessionDecoder, SessionEncoder, file_session
 from zeroc.learned import Model
 
-DEFAULT_MAX_DECODED_SIZE = 64 * 1024 * 1024
 # RFC 9842 asks dcz decoders to accept windows up to 8 MB; Zeroc's own frames never need more.
 DEFAULT_MAX_WINDOW_SIZE = 8 * 1024 * 1024
 _FRAME_IDS = {"context": Ref.CONTEXT, "short": Ref.SHORT_ID, "sha256": Ref.SHA256}
@@ -114,7 +114,7 @@ class Codec:
         frame_id: str = "context",
         checksum: bool = False,
         max_decoded_size: int = DEFAULT_MAX_DECODED_SIZE,
-        max_values: int = _json.MAX_VALUES,
+        max_values: int = MAX_VALUES,
         max_window_size: int = DEFAULT_MAX_WINDOW_SIZE,
         store: DictionaryStore | None = None,
     ) -> None:
@@ -145,7 +145,7 @@ class Codec:
             self._dumps, self._loads = self.schema.dumps, self.schema.loads
         elif self.serialization == "json":
             self._dumps, self._loads = _json.dumps, _json.loads
-            if max_values != _json.MAX_VALUES:
+            if max_values != MAX_VALUES:
                 self._loads = functools.partial(_json.loads, max_values=max_values)
         elif self.serialization == "bytes":
             self._dumps, self._loads = _bytes_dumps, _bytes_loads

@@ -13,14 +13,10 @@ from typing import Any
 
 import orjson
 
+from zeroc._defaults import MAX_VALUES
 from zeroc._errors import DecodeError, EncodeError, LimitExceeded
 
 EXACT_MARK = b" "
-# Values one decoded text may build, counted as its commas plus its opening brackets (at least
-# the values and containers it holds; those inside strings count too). A text of n bytes holds
-# fewer than n / 2 + 1, so only texts past twice this are counted. 64 MiB of ``[{},{},...]``
-# built 2 GB of objects; at this limit ``[{},...]`` builds ~80 MB.
-MAX_VALUES = 1 << 21
 _MAX_DEPTH = 400  # below the interpreter recursion limit that json.dumps shares
 
 

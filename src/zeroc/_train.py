@@ -17,6 +17,7 @@ import zstandard as zstd
 from zeroc import _json
 from zeroc._codec import Codec
 from zeroc._compression import ZstdEngine
+from zeroc._defaults import CANDIDATES, PREFERENCES
 from zeroc._dictionary import Dictionary
 from zeroc._errors import LimitExceeded, TrainingError, UsageError
 from zeroc._schema import Schema, resolve
@@ -38,19 +39,6 @@ MEASURED_MESSAGES = 5_000
 # taken on an even spread of this many: on 5,000 faker orders it took 8 s, a third of training.
 BREAKDOWN_MESSAGES = 1_000
 HOLDOUT_EVERY = 5  # every 5th sample is held back: interleaved, so drift cannot bias the choice
-# Candidates the trainer measures. zstd 19 and deflate win on size but cost 10-30 µs a message.
-# Level 1 is left out: with a dictionary it encodes small messages no faster than level 3.
-# "learned" is the learned field model (spec/LEARNED_MODEL.md); its level is the zstd level of
-# its side stream (free text the model leaves to zstd and the dictionary).
-CANDIDATES: tuple[tuple[str, int], ...] = (
-    ("zstd", 3),
-    ("zstd", 9),
-    ("zstd", 12),
-    ("zstd", 19),
-    ("deflate", 9),
-    ("learned", 19),
-)
-PREFERENCES = ("size", "speed", "balanced")
 SPEED_TIE = 1.15
 # balanced: the smallest codec that encodes no slower than json.dumps + gzip-6, what a user has
 # today, with 20% to spare: a codec chosen at exactly 3x in training once measured 2.8x in the
