@@ -3464,17 +3464,15 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
     return NULL;
 }
 
-/* program.decode(decoder, common=False): the value through node 0 by the general rules, or by
- * the common path's. */
+/* program.decode(decoder): the value through node 0 by the general rules (a frame's common
+ * path is decoded by unframe()). */
 static PyObject *program_decode(Program *p, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs < 1 || nargs > 2 || Py_TYPE(args[0]) != &WDecType || p->n == 0) {
-        PyErr_SetString(PyExc_TypeError, "decode(decoder: WalkDecoder, common=False)");
+    if (nargs != 1 || Py_TYPE(args[0]) != &WDecType || p->n == 0) {
+        PyErr_SetString(PyExc_TypeError, "decode(decoder: WalkDecoder)");
         return NULL;
     }
-    int c = nargs == 2 ? PyObject_IsTrue(args[1]) : 0;
-    if (c < 0) return NULL;
     if (Py_EnterRecursiveCall(" in the learned-model walk")) return NULL;
-    PyObject *out = wdec_node(p, 0, (WDec *)args[0], c);
+    PyObject *out = wdec_node(p, 0, (WDec *)args[0], 0);
     Py_LeaveRecursiveCall();
     return out;
 }
@@ -3626,7 +3624,7 @@ done:
 
 static PyMethodDef program_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))program_encode, METH_FASTCALL, "Code a value by the general rules."},
-    {"decode", (PyCFunction)(void (*)(void))program_decode, METH_FASTCALL, "Decode a value by the general rules, or the common path's."},
+    {"decode", (PyCFunction)(void (*)(void))program_decode, METH_FASTCALL, "Decode a value by the general rules."},
     {"encode_both", (PyCFunction)(void (*)(void))program_encode_both, METH_FASTCALL, "Both paths in one walk (format 6)."},
     {"setup", (PyCFunction)(void (*)(void))program_setup, METH_FASTCALL, "The flag's symbols, the side engine and the walk for frame()."},
     {"frame", (PyCFunction)(void (*)(void))program_frame, METH_FASTCALL, "A head and a value's payload (format 6), and whether it is on the common path."},
