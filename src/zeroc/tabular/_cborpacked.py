@@ -248,7 +248,9 @@ def unpack_item(item: Any, *, max_built: int = MAX_BUILT) -> Any:
 
 
 def unpack(data: bytes, *, max_built: int = MAX_BUILT) -> Any:
-    """The JSON value a Packed CBOR document (bytes) stands for."""
+    """The JSON value a Packed CBOR document (bytes) stands for. A shared array or map comes
+    back as one object wherever it is referenced (as cbor2 gives shared values): copy before
+    changing one place alone."""
     try:
         item = cbor2.loads(data)
     except (cbor2.CBORDecodeError, ValueError, TypeError, RecursionError, OverflowError, MemoryError) as exc:
