@@ -128,10 +128,8 @@ class SessionEncoder:
         self.dictionary = dictionary is not None  # whether the session starts from a dictionary
         data = zstd.ZstdCompressionDict(dictionary) if dictionary is not None else None
         self._cctx = zstd.ZstdCompressor(compression_params=_params(level, window_log), dict_data=data)
-        self._large = None  # a compressor for large records, where their parameters differ
-        if level in (3, 4):
-            large = _params(level, window_log, short=False)
-            self._large = zstd.ZstdCompressor(compression_params=large, dict_data=data)
+        self._level, self._window_log, self._dict = level, window_log, data
+        self._large: zstd.ZstdCompressor | None = None  # made by the first large record (levels 3-4)
         self._obj: Any = None  # the open frame's compression object; None: the next record resets
 
     def reset(self) -> None:
@@ -163,10 +161,13 @@ class SessionEncoder:
 
     def _record(self, content: bytes, count: int) -> bytes:
         obj = self._obj
-        large = self._large if len(content) >= LARGE_RECORD else None
-        reset = obj is None or large is not None
-        if large is not None:
-            obj, self._obj = large.compressobj(), None  # and the record after it resets too
+        large = len(content) >= LARGE_RECORD and self._level in (3, 4)
+        reset = obj is None or large
+        if large:
+            if self._large is None:  # most sessions never send one: no second context until then
+                params = _params(self._level, self._window_log, short=False)
+                self._large = zstd.ZstdCompressor(compression_params=params, dict_data=self._dict)
+            obj, self._obj = self._large.compressobj(), None  # and the record after it resets too
         elif reset:
             obj = self._obj = self._cctx.compressobj()
         try:
