@@ -142,10 +142,9 @@ def encode_object(rows: list[dict[str, Any]], w: _Writer, depth: int = 0) -> dic
     """Objects as a table (one column per key) or, where their keys are data, as a map (key and
     value columns): whichever ``_map_is_smaller`` expects to cost less, and a map past
     ``MAX_COLUMNS`` keys (spec/TABULAR_FORMAT.md §1.1)."""
-    distinct = set(map(tuple, rows))  # in C: one shape is the common case
-    if len(distinct) == 1 and len(shape := next(iter(distinct))) <= MAX_COLUMNS:
-        return encode_table(rows, w, depth, [shape])
-    shapes = list(dict.fromkeys(map(tuple, rows))) if len(distinct) > 1 else list(distinct)
+    shapes = list(dict.fromkeys(map(tuple, rows)))  # in C, in order of first appearance
+    if len(shapes) == 1 and len(shapes[0]) <= MAX_COLUMNS:
+        return encode_table(rows, w, depth, shapes)
     if _map_is_smaller(rows, shapes):
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         return {  # payloads in head order: lengths first, which a reader needs to read the rest
@@ -325,9 +324,7 @@ def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool 
         elif kind == OBJ:
             parts[kind] = decode_map(h, r, m) if "keys" in h else decode_table(h, r, m)
         elif kind == ARR:
-            lengths = C.decode_ints(h["lengths"], r.take(h["lengths"]), m).tolist()
-            if lengths and min(lengths) < 0:
-                raise DecodeError("negative array length")
+            lengths = _lengths(h, r, m, "array")
             items = decode_column(h["items"], r, sum(lengths))
             if sum(lengths) != len(items):
                 raise DecodeError("array lengths do not match their items")
@@ -353,10 +350,16 @@ def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool 
         raise DecodeError("column tags do not match its parts") from None
 
 
-def decode_map(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
-    lengths = C.decode_ints(head["lengths"], r.take(head["lengths"]), n).tolist()
+def _lengths(head: dict[str, Any], r: _Reader, n: int, what: str) -> list[int]:
+    """An array's or a map's ``n`` lengths, none negative."""
+    lengths: list[int] = C.decode_ints(head["lengths"], r.take(head["lengths"]), n).tolist()
     if lengths and min(lengths) < 0:
-        raise DecodeError("negative map length")
+        raise DecodeError(f"negative {what} length")
+    return lengths
+
+
+def decode_map(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
+    lengths = _lengths(head, r, n, "map")
     total = sum(lengths)
     keys = decode_column(head["keys"], r, total)
     values = decode_column(head["values"], r, total)
