@@ -182,7 +182,8 @@ FILTER_COUNT_WEIGHTS = [40, 30, 20, 10]  # 0..3 filters
 
 def _zipf_cdf(n: int, alpha: float) -> list[float]:
     weights = [1.0 / (k**alpha) for k in range(1, n + 1)]
-    return list(itertools.accumulate(w / sum(weights) for w in weights))
+    total = sum(weights)
+    return list(itertools.accumulate(w / total for w in weights))
 
 
 _PRODUCT_CDF = _zipf_cdf(N_PRODUCTS, ZIPF_ALPHA)
