@@ -266,7 +266,7 @@ def test_newer_nodes_need_newer_model_formats(workload_dicts: dict[str, Dictiona
     with pytest.raises(InvalidDictionary, match="magnitude appears from format 3 on"):
         load({**doc, "format": 2})
     with pytest.raises(InvalidDictionary, match="not supported"):
-        load({**doc, "format": 8})
+        load({**doc, "format": 9})
     # Format 4: maps, and objects whose other key orders go on to another object node.
     raw, count = {"kind": "raw"}, {"kind": "int_range", "lo": 0, "span": 9, "esc": 1, "hits": 9}
     mapped = {"kind": "map", "count": count, "key": raw, "value": raw, "esc": 1, "hits": 9}

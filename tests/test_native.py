@@ -567,9 +567,10 @@ def test_the_native_walk_covers_every_node_kind() -> None:
     assert_same_walk(model, values, rng)
 
 
-@pytest.mark.parametrize("version", [6, 7])
+@pytest.mark.parametrize("version", [6, 7, 8])
 def test_range_coder_vectors_on_the_native_and_the_pure_python_coder(version: int) -> None:
-    """learned-6.json's and learned-7.json's models (range coder; 7: chars): both coders write the
+    """learned-6.json's, -7's and -8's models (range coder; 7: chars; 8: chained key orders on the
+    common path): both coders write the
     released payloads and read them back; both refuse the invalid ones; mutated payloads give
     both the same value or error."""
     doc = json.loads((VECTORS / f"learned-{version}.json").read_text(encoding="utf-8"))

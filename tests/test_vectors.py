@@ -112,6 +112,7 @@ LEARNED_SETS = {
         "learned-5.json",
         "learned-6.json",
         "learned-7.json",
+        "learned-8.json",
     )
 }
 LEARNED = LEARNED_SETS["learned.json"]
@@ -159,6 +160,7 @@ def test_learned_model_formats() -> None:
         ("learned-5.json", 5),
         ("learned-6.json", 6),
         ("learned-7.json", 7),
+        ("learned-8.json", 8),
     )
     for name, version in sets:
         d = learned_dictionary(LEARNED_SETS[name])
@@ -189,6 +191,12 @@ def test_learned_model_formats() -> None:
                 model._fast_encode(valid[n]["input"]) is None
                 for n in ("optional-keys-absent", "key-order-never-seen", "parent-of-another-type")
             )
+        if version == 8:  # every key order of a chain is on the common path; others are not
+            valid = {v["name"]: v for v in LEARNED_SETS[name]["valid"]}
+            on = ("chain-first-order", "chain-later-order", "chain-last-order", "nested-chain-other-order")
+            assert all(model._fast_encode(valid[n]["input"]) is not None for n in on)
+            off_path = ("key-order-not-in-the-chain", "chained-object-field-off-the-path")
+            assert all(model._fast_encode(valid[n]["input"]) is None for n in off_path)
 
 
 def test_format_5_writes_one_block_as_older_formats_and_larger_messages_in_blocks() -> None:

@@ -1,5 +1,5 @@
 // Learned-model payloads (spec/LEARNED_MODEL.md) of every model format: the range coder of
-// formats 6 and 7 on 64-bit integers, the exact coder of formats 1-5 on unbounded ones (format
+// formats 6-8 on 64-bit integers, the exact coder of formats 1-5 on unbounded ones (format
 // 5 in blocks), both in BigInt, and every node kind, by the general rules and the common path's.
 // The model is data: its tables are checked as the Python reader checks them, then walked;
 // nothing from the file is ever evaluated.
@@ -857,10 +857,21 @@ class ObjectNode extends Escaping {
     esc: number,
     hits: number,
     other: Node | null,
+    private readonly chained: boolean = false,
   ) {
     super(esc, esc + hits);
     this.other = other;
     this.reordered = reordered(keys);
+  }
+  decodeCommon(d: D): unknown {
+    if (!this.chained || this.other === null) return this.get(d, true);
+    // Format 8: the hit or the escape, then this key order's children or the next order's object.
+    if (d.peek(this.total) < this.esc) {
+      d.take(0, this.esc, this.total);
+      return this.other.decodeCommon(d);
+    }
+    d.take(this.esc, this.total - this.esc, this.total);
+    return this.get(d, true);
   }
   get(d: D, common: boolean): unknown {
     const context: unknown[] = [];
@@ -1165,7 +1176,8 @@ class Reader {
         const kids = children.map((c, j) => this.node(c, sub, j));
         if ("other" in d) this.since(4, "object.other");
         const other = "other" in d ? this.node(d.other, sub) : null;
-        return new ObjectNode(keys as string[], kids, ...this.counts(d), other);
+        // Format 8: an object chained to the next key order's stays on the common path.
+        return new ObjectNode(keys as string[], kids, ...this.counts(d), other, this.version >= 8 && other instanceof ObjectNode);
       }
       case "map":
         this.since(4, "map");
@@ -1241,7 +1253,7 @@ export class Model {
     }
     if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new InvalidDictionary("learned model section is not an object");
     const d = doc as Doc;
-    if (![1, 2, 3, 4, 5, 6, 7].includes(d.format as number)) throw new InvalidDictionary(`learned model format ${String(d.format)} is not supported`);
+    if (![1, 2, 3, 4, 5, 6, 7, 8].includes(d.format as number)) throw new InvalidDictionary(`learned model format ${String(d.format)} is not supported`);
     this.format = d.format as number;
     const { samples, common } = d;
     if (!Number.isInteger(samples) || !Number.isInteger(common) || !(0 <= (common as number) && (common as number) <= (samples as number) && (samples as number) <= MAX_TOTAL - 2)) {

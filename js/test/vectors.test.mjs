@@ -154,8 +154,8 @@ for (const v of containers.invalid) {
 }
 
 // Learned-model payloads of every model format: 1-5 (the exact coder, format 5 in blocks) and
-// 6-7 (the range coder).
-for (const name of ["learned.json", "learned-2.json", "learned-3.json", "learned-4.json", "learned-5.json", "learned-6.json", "learned-7.json"]) {
+// 6-8 (the range coder).
+for (const name of ["learned.json", "learned-2.json", "learned-3.json", "learned-4.json", "learned-5.json", "learned-6.json", "learned-7.json", "learned-8.json"]) {
   const set = vectors(name);
   for (const v of set.valid) {
     test(`${name} valid ${v.name}`, async () => {

@@ -13,7 +13,9 @@ block and many, on and off the common path, with and without a side stream) and 
 (model format 6, the range coder: tickets with a 50-bit id, a URL made from their key, a date,
 a price, a title of known words, labels as a map and free text in the side stream) and
 learned-7.json (model format 7, chars: accounts whose usernames, email local parts and names a
-vocabulary has not seen are spelt out byte by byte, and a code field coded by chars alone).
+vocabulary has not seen are spelt out byte by byte, and a code field coded by chars alone) and
+learned-8.json (model format 8: profiles whose optional keys make chains of key orders, at the
+root and in a nested object, on the common path).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ def main() -> None:
         ("learned-5.json", version_5),
         ("learned-6.json", version_6),
         ("learned-7.json", version_7),
+        ("learned-8.json", version_8),
     )
     for out, write in ((HERE / name, fn) for name, fn in sets):
         if out.exists() and "--force" not in sys.argv:
@@ -517,6 +520,91 @@ def version_7(out: Path) -> None:
     ]
     _refused(d, invalid)
     _write(out, "spec/LEARNED_MODEL.md, version 7 (model format 7)", name, d, valid, invalid)
+
+
+_CITIES = ["Lyon", "Porto", "Graz", "Turku", "Gent", "Brno", "Cork", "Bari"]
+
+
+def _profile(rng: Any, n: int) -> dict[str, Any]:
+    """A profile (format 8's set): optional keys at the root (``email``, ``tags``) and in the
+    nested ``address`` (``zip``, ``unit``), so that both objects are chains of key orders."""
+    profile: dict[str, Any] = {"id": 5000 + n, "name": rng.choice(_GIVEN_NAMES)}
+    if rng.random() < 0.6:
+        profile["email"] = rng.choice(_SYLLABLES) + rng.choice(_SYLLABLES) + "@mail.example"
+    address: dict[str, Any] = {"city": rng.choice(_CITIES)}
+    if rng.random() < 0.5:
+        address["zip"] = str(rng.randrange(10000, 99999))
+    if rng.random() < 0.3:
+        address["unit"] = rng.randrange(1, 40)
+    profile["address"] = address
+    if rng.random() < 0.4:
+        profile["tags"] = rng.sample(["a", "b", "c", "d"], rng.randrange(1, 3))
+    profile["active"] = rng.random() < 0.8
+    return profile
+
+
+def version_8(out: Path) -> None:
+    import random
+
+    from zeroc.learned import Model
+    from zeroc.learned._coder import RangeEncoder
+    from zeroc.learned._nodes import Object, walk
+
+    name = "profiles-learned.zcd"
+    rng = random.Random(80)
+    d = zeroc.train([_profile(rng, n) for n in range(1500)], candidates=[("learned", 19)], size=4096)
+    assert d.model is not None
+    model = Model.from_bytes(d.model)
+    assert model.version == 8
+    chained = [n for n in walk(model.root) if isinstance(n, Object) and n.chained]
+    assert model.root.chained and any(n is not model.root for n in chained)
+    d.save(HERE / name)
+    (HERE / name.replace(".zcd", ".dict")).write_bytes(d.content)
+    rng = random.Random(81)
+    later = [_profile(rng, n) for n in range(1500, 1700)]
+    first_order = model.root.keys  # type: ignore[attr-defined]
+    primary = next(p for p in later if tuple(p) == first_order and model._fast_encode(p) is not None)
+    chain = [model.root]
+    while isinstance(chain[-1].other, Object):  # type: ignore[attr-defined]
+        chain.append(chain[-1].other)  # type: ignore[attr-defined]
+    later_order = next(p for p in later if tuple(p) == chain[1].keys and model._fast_encode(p) is not None)
+    last = chain[-1]
+    last_order = {k: primary.get(k, later_order.get(k, [])) for k in last.keys}
+    assert model._fast_encode(last_order) is not None
+
+    valid: list[dict[str, Any]] = []
+    add = _adder(d, valid)
+    first = add("chain-first-order", primary)
+    add("chain-first-order-bare", primary, frame_id="bare")
+    add("chain-first-order-checksum", primary, checksum=True)
+    add("chain-later-order", later_order)
+    add("chain-last-order", last_order)
+    nested = {**primary, "address": {"city": "Gent", "unit": 7}}  # the nested chain's third order
+    assert all(model._fast_encode(v) is not None for v in (later_order, nested))
+    add("nested-chain-other-order", nested)
+    unseen = {"active": True, **{k: v for k, v in primary.items() if k != "active"}}
+    assert model._fast_encode(unseen) is None
+    add("key-order-not-in-the-chain", unseen)
+    field_off = {**later_order, "name": 12}
+    assert model._fast_encode(field_off) is None
+    add("chained-object-field-off-the-path", field_off)
+    add("many-profiles", later[:30])
+
+    # Invalid: a common-path payload whose root escapes at every chained key order, then holds
+    # junk where the last order's fields should be.
+    enc = RangeEncoder()
+    enc.put(*model.on)
+    for node in chain:
+        if node.chained:
+            enc.put(0, node.esc, node.total)
+    enc.put(0, 1, 2)
+    forged = enc.finish()
+    invalid = [
+        ("padded-payload", first + b"\x00", "DecodeError"),
+        ("chain-escaped-to-its-end-then-junk", first[:1] + forged + b"\x00", "DecodeError"),
+    ]
+    _refused(d, invalid)
+    _write(out, "spec/LEARNED_MODEL.md, version 8 (model format 8)", name, d, valid, invalid)
 
 
 if __name__ == "__main__":

@@ -36,14 +36,16 @@ from zeroc.learned._nodes import (
     as_key,
 )
 
-# The model document's format (7: format 6 and the chars node; 6: format 4's nodes, coded with
-# the range coder, totals at most 2^40; a writer writes 7 only for a model with a chars node);
+# The model document's format (8: format 7, with chained objects on the common path; 7: format 6
+# and the chars node; 6: format 4's nodes, coded with the range coder, totals at most 2^40; a
+# writer writes 8 only for a model with a chained object, 7 only for one with a chars node);
 # formats 1 (no sure nodes, table rules code a symbol even without an entry for the
 # source), 2 (no magnitude or shape nodes, no numeric affixes), 3 (no maps, objects escape to
 # JSON text only), 4 (the exact coder, at most 4,096 symbols a message) and 5 (the exact coder
 # in blocks) are read too.
-FORMAT = 7
-RANGE_FORMAT = 6  # what a model without a chars node is written as
+FORMAT = 8
+CHARS_FORMAT = 7  # what a model with a chars node and no chained object is written as
+RANGE_FORMAT = 6  # what a model with neither is written as
 # Bounds a model file must respect (a hostile file is rejected before any node is built).
 MAX_NODES = 50_000
 MAX_DEPTH = 64

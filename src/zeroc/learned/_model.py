@@ -13,6 +13,7 @@ from zeroc._errors import DecodeError, InvalidDictionary, TrainingError
 from zeroc.learned import _generate, _walk
 from zeroc.learned._coder import NO_SIDE, Decoder, Encoder, RangeDecoder, RangeEncoder
 from zeroc.learned._format import (
+    CHARS_FORMAT,
     FORMAT,
     MAX_ENTRIES,
     MAX_LOOPS,
@@ -62,10 +63,21 @@ class Model:
         self, root: Node, common: int = 0, samples: int = 0, side: Any = None, version: int | None = None
     ) -> None:
         self.root, self.common, self.samples, self.side = root, common, samples, side
-        # Format 7 only where a chars node needs it, so that format 6's readers read the rest.
+        # Format 8 only where a chained object needs it and 7 where a chars node does, so that
+        # older readers read the rest.
         if version is None:
-            version = FORMAT if any(type(n) is Chars for n in walk(root)) else RANGE_FORMAT
+            nodes = list(walk(root))
+            version = (
+                FORMAT
+                if any(type(n) is Object and type(n.other) is Object for n in nodes)
+                else CHARS_FORMAT
+                if any(type(n) is Chars for n in nodes)
+                else RANGE_FORMAT
+            )
         self.version = version
+        for n in walk(root):  # format 8's common path runs through chains of key orders
+            if type(n) is Object:
+                n.chained = version >= FORMAT and type(n.other) is Object
         self.blocks = version == 5
         self.seen = self.bits = self.misses = 0  # drift figures, kept by Codec and encode
         self.flag_total = samples + 2
@@ -247,7 +259,8 @@ class Model:
             doc = _json.loads(text)
         except (ValueError, RecursionError, UnicodeDecodeError) as exc:
             raise InvalidDictionary(f"learned model section is not JSON: {exc}") from exc
-        if type(doc) is not dict or doc.get("format") not in (1, 2, 3, 4, 5, RANGE_FORMAT, FORMAT):
+        formats = (1, 2, 3, 4, 5, RANGE_FORMAT, CHARS_FORMAT, FORMAT)
+        if type(doc) is not dict or doc.get("format") not in formats:
             raise InvalidDictionary(
                 f"learned model format {doc.get('format') if type(doc) is dict else '?'!r} is not supported"
             )

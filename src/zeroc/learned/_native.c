@@ -1106,6 +1106,8 @@ typedef struct {
     char kinds[40];
     int tokens;               /* words */
     PyObject *keys;           /* object: tuple of str */
+    int chained;              /* object (format 8): other is the next key order's object, and
+                                 the common path runs through it (hit or escape coded there too) */
     Py_ssize_t source;        /* given, prefixed: the earlier field read */
     PyObject *preds;          /* given: predicted values; prefixed: prefixes (by entry) */
     char *plain;              /* given: which predictions == tells apart (the common path's test) */
@@ -1993,9 +1995,11 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             for (Py_ssize_t j = 0; j < w->nkids; j++)
                 if (w->kids[j] <= i && p->nodes[w->kids[j]].kind != K_CAT) goto bad;
             break;
-        case K_OBJECT:
-            if (ne != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(extra, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(extra, 1)))
+        case K_OBJECT:  /* (keys, which children are rules, chained) */
+            if (ne != 3 || !PyTuple_CheckExact(PyTuple_GET_ITEM(extra, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(extra, 1)))
                 goto bad;
+            w->chained = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 2));
+            if (w->chained < 0) goto fail;
             GETREF(w->keys, PyTuple_GET_ITEM(extra, 0));
             if (PyTuple_GET_SIZE(w->keys) != w->nkids || PyTuple_GET_SIZE(PyTuple_GET_ITEM(extra, 1)) != w->nkids) goto bad;
             for (Py_ssize_t j = 0; j < w->nkids; j++)
@@ -2071,10 +2075,13 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             break;
         }
     }
-    for (Py_ssize_t i = 0; i < n; i++)  /* words' vocabularies are categoricals */
+    for (Py_ssize_t i = 0; i < n; i++) {  /* words' vocabularies are categoricals */
         if (p->nodes[i].kind == K_WORDS)
             for (Py_ssize_t j = 0; j < p->nodes[i].nkids; j++)
                 if (p->nodes[p->nodes[i].kids[j]].kind != K_CAT) goto bad;
+        /* a chained object's other is an object, later in the program (so a chain ends) */
+        if (p->nodes[i].chained && (p->nodes[i].other <= i || p->nodes[p->nodes[i].other].kind != K_OBJECT)) goto bad;
+    }
     return (PyObject *)p;
 bad:
     PyErr_SetString(PyExc_ValueError, "a malformed program node");
@@ -2755,7 +2762,7 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
             if (PyErr_Occurred()) return -1;
             break;
         }
-        int rc = c ? 0 : wput(e, w->esc, w->total - w->esc, w->total);
+        int rc = c && !w->chained ? 0 : wput(e, w->esc, w->total - w->esc, w->total);
         for (Py_ssize_t j = 0; j < n && rc == 0; j++) {
             PyObject *item = PyTuple_GET_ITEM(vals, j);
             WNode *kid = &p->nodes[w->kids[j]];
@@ -2818,11 +2825,11 @@ static int wenc_node(Program *p, Py_ssize_t i, PyObject *v, WEnc *e, int c) {
         return rc;
     }
     }
-    /* not of the kind modelled: off the common path; else the escape, then ``other`` or the
-     * JSON text */
-    if (c) return 1;
+    /* not of the kind modelled: off the common path (but through a chained object's other);
+     * else the escape, then ``other`` or the JSON text */
+    if (c && !w->chained) return 1;
     if (wput(e, 0, w->esc, w->total) < 0) return -1;
-    return w->other >= 0 ? wenc_node(p, w->other, v, e, 0) : wenc_raw(e, v);
+    return w->other >= 0 ? wenc_node(p, w->other, v, e, c) : wenc_raw(e, v);
 }
 
 /* Format 6: one walk for both paths. The common path's symbols go to cm while the value stays on
@@ -2929,6 +2936,7 @@ static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, i
             break;
         }
         int rc = both_hit(w, g);
+        if (rc == 0 && w->chained) rc = both_hit(w, cm);
         for (Py_ssize_t j = 0; j < n && rc >= 0; j++) {
             PyObject *item = PyTuple_GET_ITEM(vals, j);
             WNode *kid = &p->nodes[w->kids[j]];
@@ -2959,7 +2967,12 @@ static int wenc_both(Program *p, Py_ssize_t i, PyObject *v, WEnc *g, WEnc *cm, i
     default:
         return both_separately(p, i, v, g, cm, alive);
     }
-    /* a shape, words, array or object the value does not fit: off the common path */
+    /* a shape, words, array or object the value does not fit: off the common path, but where a
+     * chained object's other takes it */
+    if (w->kind == K_OBJECT && w->chained) {
+        if (wput(g, 0, w->esc, w->total) < 0 || wput(cm, 0, w->esc, w->total) < 0) return -1;
+        return wenc_both(p, w->other, v, g, cm, alive);
+    }
     *alive = 0;
     return wenc_node(p, i, v, g, 0);
 }
@@ -3246,11 +3259,11 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
     }
     /* the escaping kinds: the escape, or the value (on the common path, no symbol) */
     if (c && w->kind == K_MAP) return derr("learned-model payload says common path where the model has none");
-    if (!c) {
+    if (!c || w->chained) {  /* a chained object codes its hit or escape on the common path too */
         if (wslot(d, w->total, &s) < 0) return NULL;
         if (s < w->esc) {
             if (wtake(d, s, 0, w->esc, w->total) < 0) return NULL;
-            return w->other >= 0 ? wdec_node(p, w->other, d, 0) : wdec_raw(d);
+            return w->other >= 0 ? wdec_node(p, w->other, d, c) : wdec_raw(d);
         }
         if (wtake(d, s, w->esc, w->total - w->esc, w->total) < 0) return NULL;
     }

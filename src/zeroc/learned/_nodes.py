@@ -649,6 +649,9 @@ class Object(Escaping):
     as an object node of its own, so optional keys and a few orders are a chain of shapes."""
 
     kind = "object"
+    # Model format 8: an object whose ``other`` is the next key order's object stays on the
+    # common path through that chain, coding its hit or escape there too (set by Model).
+    chained = False
 
     def __init__(
         self, keys: tuple[str, ...], children: list[Node], esc: int, hits: int, other: Node | None = None
@@ -659,6 +662,27 @@ class Object(Escaping):
 
     def fits(self, v: Any) -> bool:
         return type(v) is dict and tuple(v) == self.keys
+
+    def encode_common(self, v: Any, enc: Any) -> None:
+        if not self.chained:
+            super().encode_common(v, enc)
+        elif self.fits(v):
+            enc.put(self.esc, self.total - self.esc, self.total)
+            self.put(v, enc, True)
+        else:
+            enc.put(0, self.esc, self.total)
+            assert self.other is not None
+            self.other.encode_common(v, enc)
+
+    def decode_common(self, dec: Any) -> Any:
+        if not self.chained:
+            return self.get(dec, True)
+        if dec.peek(self.total) < self.esc:
+            dec.take(0, self.esc, self.total)
+            assert self.other is not None
+            return self.other.decode_common(dec)
+        dec.take(self.esc, self.total - self.esc, self.total)
+        return self.get(dec, True)
 
     def put(self, v: Any, enc: Encoder, common: bool = False) -> None:
         context: list[Any] = []  # the values so far: rules read them (passed, never stored,

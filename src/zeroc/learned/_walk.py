@@ -149,7 +149,8 @@ class _Flat:
             kind, kids = OBJECT, tuple(map(self.add, node.children))
             # Interned, as keys written in source code are: a message's keys are then often
             # the same objects.
-            extra = (tuple(map(sys.intern, node.keys)), tuple(isinstance(c, fm.Rule) for c in node.children))
+            rules = tuple(isinstance(c, fm.Rule) for c in node.children)
+            extra = (tuple(map(sys.intern, node.keys)), rules, node.chained)
         elif type(node) is fm.Array:
             kind, a, b = ARRAY, self.add(node.lengths), self.add(node.item)
         elif type(node) is fm.Map:
