@@ -65,8 +65,8 @@ class Model:
         self.root, self.common, self.samples, self.side = root, common, samples, side
         # Format 8 only where a chained object needs it and 7 where a chars node does, so that
         # older readers read the rest.
+        nodes = list(walk(root))
         if version is None:
-            nodes = list(walk(root))
             version = (
                 FORMAT
                 if any(type(n) is Object and type(n.other) is Object for n in nodes)
@@ -75,7 +75,7 @@ class Model:
                 else RANGE_FORMAT
             )
         self.version = version
-        for n in walk(root):  # format 8's common path runs through chains of key orders
+        for n in nodes:  # format 8's common path runs through chains of key orders
             if type(n) is Object:
                 n.chained = version >= FORMAT and type(n.other) is Object
         self.blocks = version == 5
