@@ -652,6 +652,16 @@ def test_rows_that_are_not_objects_are_one_column_in_node_as_in_python(tmp_path:
     check_tables(tmp_path, docs, [(0, 5), (1, 3)], chunk_rows=2)
 
 
+def test_columns_that_change_kind_between_chunks_keep_their_values_in_node(tmp_path: Path) -> None:
+    """A boolean column absent from one chunk, or an integer one in another: node's columns
+    are still booleans, integers and nulls, as Python's (Hypothesis found False read back as 0)."""
+    docs = [
+        {"rows": [{}] * 20 + [{"0": False}]},
+        {"rows": [{"a": 1}, {"a": 2}, {"a": True}, {"a": False}, {}, {"a": 3}]},
+    ]
+    check_tables(tmp_path, docs, [(0, 6), (3, 30)], chunk_rows=2)
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=keyed)
 def test_portable_maps_of_any_keys(tmp_path: Path, rows: list[dict[str, Any]]) -> None:

@@ -869,7 +869,9 @@ function concat(parts: Column[]): Column {
     }
     return out;
   }
-  return parts.flatMap((p) => Array.from(p as ArrayLike<unknown>));
+  // Mixed kinds (a chunk without the column, or of another type): plain values, booleans kept
+  // booleans rather than the 0 and 1 of their Uint8Array.
+  return parts.flatMap((p) => (p instanceof Uint8Array ? Array.from(p, (v) => v !== 0) : Array.from(p as ArrayLike<unknown>)));
 }
 
 function readFooter(data: Uint8Array): Footer {
