@@ -3043,32 +3043,6 @@ static PyObject *join_parts(PyObject *const *parts, Py_ssize_t n, int spaced) {
     return out;
 }
 
-/* Whether a decoded word keeps its text one the encoder could have written: no space at either
- * end, none doubled. */
-static int plain_word(PyObject *x) {
-    Py_ssize_t len = PyUnicode_GET_LENGTH(x);
-    int kind = PyUnicode_KIND(x);
-    const void *data = PyUnicode_DATA(x);
-    if (kind == PyUnicode_1BYTE_KIND && memchr(data, ' ', (size_t)len) == NULL) return 1;
-    if (PyUnicode_READ(kind, data, 0) == ' ' || PyUnicode_READ(kind, data, len - 1) == ' ') return 0;
-    for (Py_ssize_t q = 1; q < len; q++)
-        if (PyUnicode_READ(kind, data, q) == ' ' && PyUnicode_READ(kind, data, q - 1) == ' ') return 0;
-    return 1;
-}
-
-/* Whether every character of x is a letter ('a') or a digit (else), and there is one. */
-static int field_of_kind(PyObject *x, char k) {
-    Py_ssize_t len = PyUnicode_GET_LENGTH(x);
-    int kind = PyUnicode_KIND(x);
-    const void *data = PyUnicode_DATA(x);
-    if (len == 0) return 0;
-    for (Py_ssize_t q = 0; q < len; q++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, q);
-        if (k == 'a' ? !is_letter(c) : !is_digit(c)) return 0;
-    }
-    return 1;
-}
-
 static PyObject *wdec_raw(WDec *d) {
     limb width, rest, n;
     if (wuni(d, 64, &width) < 0) return NULL;
@@ -3145,6 +3119,126 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
     return q;
 }
 
+/* --- text decoded in place -------------------------------------------------------------------
+ * A words, shape or template node writes its parts (a categorical's str, chars, digits,
+ * literals) straight into one buffer, Latin-1 until a wider character comes, then UCS4, and
+ * makes one str at the end: no str a part, no reference counts, no join. */
+typedef struct {
+    unsigned char *buf;
+    Py_ssize_t n, cap;  /* characters held; bytes of buf */
+    int wide;           /* buf holds Py_UCS4 */
+    Py_UCS4 maxc;       /* 127 or 255 while not wide: the text's widest character */
+    unsigned char stack[256];
+} TBuf;
+
+static inline void tb_init(TBuf *t) {
+    t->buf = t->stack;
+    t->n = 0;
+    t->cap = sizeof t->stack;
+    t->wide = 0;
+    t->maxc = 127;
+}
+
+static inline void tb_free(TBuf *t) {
+    if (t->buf != t->stack) PyMem_Free(t->buf);
+}
+
+static inline Py_UCS4 tb_at(const TBuf *t, Py_ssize_t q) {
+    return t->wide ? ((const Py_UCS4 *)t->buf)[q] : t->buf[q];
+}
+
+static int tb_grow(TBuf *t, Py_ssize_t more, int wide) {
+    int w = t->wide || wide;
+    size_t unit = w ? 4 : 1;
+    if (more > PY_SSIZE_T_MAX / 8 - t->n) { PyErr_NoMemory(); return -1; }
+    size_t need = (size_t)(t->n + more) * unit, cap = (size_t)t->cap;
+    while (cap < need) cap *= 2;
+    unsigned char *b = PyMem_Malloc(cap);
+    if (b == NULL) { PyErr_NoMemory(); return -1; }
+    if (w && !t->wide) {
+        for (Py_ssize_t q = 0; q < t->n; q++) ((Py_UCS4 *)b)[q] = t->buf[q];
+    } else {
+        memcpy(b, t->buf, (size_t)t->n * unit);
+    }
+    tb_free(t);
+    t->buf = b;
+    t->cap = (Py_ssize_t)cap;
+    t->wide = w;
+    return 0;
+}
+
+/* Room for more characters, UCS4 ones if wide. */
+static inline int tb_room(TBuf *t, Py_ssize_t more, int wide) {
+    if ((!wide || t->wide) && (t->n + more) * (t->wide ? 4 : 1) <= t->cap) return 0;
+    return tb_grow(t, more, wide);
+}
+
+static inline int tb_ascii(TBuf *t, const char *s, Py_ssize_t n) {
+    if (tb_room(t, n, 0) < 0) return -1;
+    if (t->wide) {
+        for (Py_ssize_t q = 0; q < n; q++) ((Py_UCS4 *)t->buf)[t->n + q] = (unsigned char)s[q];
+    } else {
+        memcpy(t->buf + t->n, s, (size_t)n);
+    }
+    t->n += n;
+    return 0;
+}
+
+static inline int tb_str(TBuf *t, PyObject *x) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(x);
+    Py_UCS4 m = PyUnicode_MAX_CHAR_VALUE(x);
+    if (tb_room(t, len, m > 255) < 0) return -1;
+    if (m > t->maxc) t->maxc = m;
+    int kind = PyUnicode_KIND(x);
+    const void *data = PyUnicode_DATA(x);
+    if (!t->wide) {  /* m <= 255: a byte a character */
+        memcpy(t->buf + t->n, data, (size_t)len);
+    } else if (kind == PyUnicode_4BYTE_KIND) {
+        memcpy(t->buf + t->n * 4, data, (size_t)len * 4);
+    } else {
+        for (Py_ssize_t q = 0; q < len; q++) ((Py_UCS4 *)t->buf)[t->n + q] = PyUnicode_READ(kind, data, q);
+    }
+    t->n += len;
+    return 0;
+}
+
+/* The characters a..b as a str (canonical: Python finds its width). */
+static PyObject *tb_slice(const TBuf *t, Py_ssize_t a, Py_ssize_t b) {
+    int unit = t->wide ? 4 : 1;
+    return PyUnicode_FromKindAndData(t->wide ? PyUnicode_4BYTE_KIND : PyUnicode_1BYTE_KIND, t->buf + a * unit, b - a);
+}
+
+static PyObject *tb_finish(const TBuf *t) {
+    if (t->wide) return tb_slice(t, 0, t->n);
+    PyObject *out = PyUnicode_New(t->n, t->maxc);  /* maxc is exact: 127 or 255 */
+    if (out != NULL) memcpy(PyUnicode_1BYTE_DATA(out), t->buf, (size_t)t->n);
+    return out;
+}
+
+/* Whether characters a..b are a text the encoder could have written as words: no space at
+ * either end, none doubled (Words.fits). */
+static int tb_plain(const TBuf *t, Py_ssize_t a, Py_ssize_t b) {
+    if (b == a) return 0;
+    if (tb_at(t, a) == ' ' || tb_at(t, b - 1) == ' ') return 0;
+    int doubled = 0;
+    if (!t->wide) {
+        for (Py_ssize_t q = a + 1; q < b; q++) doubled |= (t->buf[q] == ' ') & (t->buf[q - 1] == ' ');
+    } else {
+        for (Py_ssize_t q = a + 1; q < b; q++) doubled |= (tb_at(t, q) == ' ') & (tb_at(t, q - 1) == ' ');
+    }
+    return !doubled;
+}
+
+/* Whether characters a..b are one or more ASCII letters ('a') or digits (else). */
+static int tb_of_kind(const TBuf *t, Py_ssize_t a, Py_ssize_t b, char k) {
+    if (b == a) return 0;
+    for (Py_ssize_t q = a; q < b; q++) {
+        Py_UCS4 ch = tb_at(t, q);
+        if (k == 'a' ? !is_letter(ch) : !is_digit(ch)) return 0;
+    }
+    return 1;
+}
+
 /* The row of table t whose slots hold s (t->esc <= s < t->total). */
 static inline const uint64_t *char_find(const Chars *ch, const CharTab *t, limb s) {
     const uint64_t *row = ch->rows + t->off;  /* the last row that starts at or below s: halving */
@@ -3158,12 +3252,14 @@ static inline const uint64_t *char_find(const Chars *ch, const CharTab *t, limb 
     return row;
 }
 
-/* A string through a chars node's tables, up to its end symbol (spec §2, Characters). */
-static PyObject *wdec_chars(const Chars *ch, WDec *d) {
+/* A string through a chars node's tables, up to its end symbol (spec §2, Characters): appended
+ * to into, or else made *out. Its bytes must be UTF-8 on their own, whatever comes around them. */
+static int wdec_chars(const Chars *ch, WDec *d, TBuf *into, PyObject **out) {
     const CharTab *base = &ch->tab[CHAR_BASE];
     unsigned char stack[256], *buf = stack;
     Py_ssize_t n = 0, cap = sizeof stack;
-    PyObject *out = NULL;
+    int rc = -1;
+    PyObject *text = NULL;
     int before = CHAR_END;
     for (;;) {
         const CharTab *t = &ch->tab[before];
@@ -3206,19 +3302,207 @@ static PyObject *wdec_chars(const Chars *ch, WDec *d) {
         buf[n++] = (unsigned char)x;
         before = x;
     }
-    out = PyUnicode_DecodeUTF8((const char *)buf, n, "strict");
-    if (out == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-        PyErr_Clear();
-        derr("chars: the bytes are not UTF-8");
+    if (into != NULL) {
+        unsigned char high = 0;
+        for (Py_ssize_t q = 0; q < n; q++) high |= buf[q];
+        if (high < 0x80) {  /* ASCII: the bytes are the characters */
+            rc = tb_ascii(into, (const char *)buf, n);
+            goto done;
+        }
+    }
+    text = PyUnicode_DecodeUTF8((const char *)buf, n, "strict");
+    if (text == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            PyErr_Clear();
+            derr("chars: the bytes are not UTF-8");
+        }
+    } else if (into == NULL) {
+        *out = text;
+        text = NULL;
+        rc = 0;
+    } else {
+        rc = tb_str(into, text);
     }
 done:
+    Py_XDECREF(text);
     if (buf != stack) PyMem_Free(buf);
+    return rc;
+}
+
+/* A categorical's entry (1, in *k) or its escape (0); -1 on an error. */
+static inline int cat_entry(const WNode *w, WDec *d, int c, Py_ssize_t *k) {
+    Table *t = w->table;
+    limb s;
+    if (c && w->leaves) {  /* a hit given a hit (slots below the escape's) */
+        if (t->k == 1) {
+            *k = 0;
+            return 1;
+        }
+        if (wslot(d, t->total - t->esc, &s) < 0) return -1;
+        *k = table_entry(t, s + t->esc);
+        return wtake(d, s, t->ent[*k].start - t->esc, ent_freq(&t->ent[*k]), t->total - t->esc) < 0 ? -1 : 1;
+    }
+    if (wslot(d, t->total, &s) < 0) return -1;
+    if (s < t->esc) return wtake(d, s, 0, t->esc, t->total) < 0 ? -1 : 0;
+    *k = table_entry(t, s);
+    return wtake(d, s, t->ent[*k].start, ent_freq(&t->ent[*k]), t->total) < 0 ? -1 : 1;
+}
+
+/* A categorical's value: its own object, or a copy where it can be changed. */
+static inline PyObject *cat_value(const WNode *w, PyObject *v) {
+    if (w->mutable_ && (PyDict_Check(v) || PyList_Check(v))) return PyObject_CallOneArg(H_copy, v);
+    Py_INCREF(v);
+    return v;
+}
+
+/* An escaping node's escape (1) or hit (0), -1 on an error; on the common path none is coded
+ * but for a chained object's. */
+static inline int escaped(const WNode *w, WDec *d, int c) {
+    limb s;
+    if (c && !w->chained) return 0;
+    if (wslot(d, w->total, &s) < 0) return -1;
+    if (s < w->esc) return wtake(d, s, 0, w->esc, w->total) < 0 ? -1 : 1;
+    return wtake(d, s, w->esc, w->total - w->esc, w->total) < 0 ? -1 : 0;
+}
+
+static int wdec_text(Program *p, Py_ssize_t i, WDec *d, int c, TBuf *t, PyObject **obj);
+
+/* A template's text: the prefix, then the digits zero-padded to the width. */
+static int template_into(Program *p, const WNode *w, WDec *d, int c, TBuf *t) {
+    PyObject *o = wdec_node(p, w->a, d, c);
+    if (o == NULL) return -1;
+    char buf[32];
+    Py_ssize_t nd = 0, limit = w->width ? w->width : 30;
+    int overflow = 0;
+    long long n = PyLong_CheckExact(o) ? PyLong_AsLongLongAndOverflow(o, &overflow) : -1;
+    if (n == -1 && PyErr_Occurred()) { Py_DECREF(o); return -1; }
+    if (overflow > 0) {  /* past 2^63: the int's own decimal text */
+        PyObject *digits = PyObject_Str(o);
+        Py_DECREF(o);
+        if (digits == NULL) return -1;
+        nd = PyUnicode_GET_LENGTH(digits);
+        if (nd <= limit) memcpy(buf, PyUnicode_DATA(digits), (size_t)nd);  /* ASCII, nd <= 30 */
+        Py_DECREF(digits);
+    } else {
+        Py_DECREF(o);
+        if (n < 0) { derr("template digits out of range"); return -1; }
+        do { buf[31 - nd++] = (char)('0' + n % 10); n /= 10; } while (n);
+        memmove(buf, buf + 32 - nd, (size_t)nd);
+    }
+    if (nd > limit) { derr("template digits out of range"); return -1; }
+    static const char zeros[] = "000000000000000000000000000000";  /* width <= 30 */
+    Py_ssize_t pad = w->width ? w->width - nd : 0;
+    if (tb_str(t, w->prefix) < 0 || tb_ascii(t, zeros, pad) < 0) return -1;
+    return tb_ascii(t, buf, nd);
+}
+
+static void shape_field_error(PyObject *f) {
+    PyObject *r = PyObject_Repr(f);
+    if (r) {
+        PyErr_Format(H_DecodeError, "learned-model payload has a shape field %U not of its kind", r);
+        Py_DECREF(r);
+    }
+}
+
+/* A shape's text: literal, field, literal, ..., literal; each field letters or digits. */
+static int shape_into(Program *p, const WNode *w, WDec *d, int c, TBuf *t) {
+    if (tb_str(t, PyTuple_GET_ITEM(w->literals, 0)) < 0) return -1;
+    for (Py_ssize_t j = 0; j < w->nkids; j++) {
+        Py_ssize_t a = t->n;
+        PyObject *x = NULL;
+        int r = wdec_text(p, w->kids[j], d, c, t, &x);
+        if (r < 0) return -1;
+        if (r == 0) {  /* a value not made as text here: it must be a str */
+            r = PyUnicode_CheckExact(x) ? tb_str(t, x) : (shape_field_error(x), -1);
+            Py_DECREF(x);
+            if (r < 0) return -1;
+        }
+        if (!tb_of_kind(t, a, t->n, w->kinds[j])) {
+            PyObject *f = tb_slice(t, a, t->n);
+            if (f) shape_field_error(f);
+            Py_XDECREF(f);
+            return -1;
+        }
+        if (tb_str(t, PyTuple_GET_ITEM(w->literals, j + 1)) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Words' text: the count, then each word (space-separated unless tokens), none empty. */
+static int words_into(Program *p, const WNode *w, WDec *d, int c, TBuf *t) {
+    Py_ssize_t n, start = t->n;
+    if (wdec_count(p, w->a, d, c, 1, MAX_WORDS, "word count out of range", &n) < 0) return -1;
+    if (c && wspend(d, n) < 0) return -1;
+    for (Py_ssize_t m = 0; m < n; m++) {
+        if (m && !w->tokens && tb_ascii(t, " ", 1) < 0) return -1;
+        Py_ssize_t a = t->n;
+        PyObject *x = NULL;
+        int r = wdec_text(p, w->kids[m < w->nkids ? m : w->nkids - 1], d, c, t, &x);
+        if (r < 0) return -1;
+        if (r == 0) {
+            r = PyUnicode_CheckExact(x) ? tb_str(t, x) : (derr("a word decoded to a non-string"), -1);
+            Py_DECREF(x);
+            if (r < 0) return -1;
+        }
+        if (t->n == a) { derr("a word decoded to a non-string"); return -1; }
+    }
+    /* a text the encoder could have written (no leading, trailing or double space) */
+    if (!w->tokens && !tb_plain(t, start, t->n)) {
+        derr("words decoded to a text the model cannot have written");
+        return -1;
+    }
+    return 0;
+}
+
+/* Node i's value appended to t where the node makes it as text (1): a categorical's str,
+ * chars, a template, a shape, words (after their escape, coded as wdec_node does); else (0) the value in *obj, for the caller to check and
+ * append. -1 on an error. */
+static int wdec_text(Program *p, Py_ssize_t i, WDec *d, int c, TBuf *t, PyObject **obj) {
+    WNode *w = &p->nodes[i];
+    int r;
+    switch (w->kind) {
+    case K_CAT: {
+        Py_ssize_t k;
+        if ((r = cat_entry(w, d, c, &k)) <= 0) return r < 0 ? -1 : wdec_text(p, w->other, d, c, t, obj);
+        PyObject *v = w->table->ent[k].value;
+        if (PyUnicode_CheckExact(v)) return tb_str(t, v) < 0 ? -1 : 1;
+        *obj = cat_value(w, v);
+        return *obj ? 0 : -1;
+    }
+    case K_CHARS:
+    case K_TEMPLATE:
+    case K_SHAPE:
+    case K_WORDS:  /* escaping kinds: the escape first */
+        if ((r = escaped(w, d, c)) != 0) {
+            if (r < 0) return -1;
+            if (w->other >= 0) return wdec_text(p, w->other, d, c, t, obj);
+            *obj = wdec_raw(d);
+            return *obj ? 0 : -1;
+        }
+        r = w->kind == K_CHARS      ? wdec_chars(w->chars, d, t, NULL)
+            : w->kind == K_TEMPLATE ? template_into(p, w, d, c, t)
+            : w->kind == K_SHAPE    ? shape_into(p, w, d, c, t)
+                                    : words_into(p, w, d, c, t);
+        return r < 0 ? -1 : 1;
+    default:
+        *obj = wdec_node(p, i, d, c);
+        return *obj ? 0 : -1;
+    }
+}
+
+/* A template's, shape's or words' value: its text in one str, or what its escape gave. */
+static PyObject *wdec_string(Program *p, Py_ssize_t i, WDec *d, int c) {
+    TBuf t;
+    tb_init(&t);
+    PyObject *obj = NULL;
+    int r = wdec_text(p, i, d, c, &t, &obj);
+    PyObject *out = r < 0 ? NULL : r == 0 ? obj : tb_finish(&t);
+    tb_free(&t);
     return out;
 }
 
 static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
     WNode *w = &p->nodes[i];
-    limb s;
     switch (w->kind) {
     case K_PY:
     case K_GIVEN:
@@ -3230,42 +3514,25 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         if (c) return derr("learned-model payload says common path where the model has none");
         return wdec_raw(d);
     case K_CAT: {
-        Table *t = w->table;
         Py_ssize_t k;
-        if (c && w->leaves) {  /* a hit given a hit (slots below the escape's) */
-            if (t->k == 1) {
-                k = 0;
-            } else {
-                if (wslot(d, t->total - t->esc, &s) < 0) return NULL;
-                k = table_entry(t, s + t->esc);
-                if (wtake(d, s, t->ent[k].start - t->esc, ent_freq(&t->ent[k]), t->total - t->esc) < 0) return NULL;
-            }
-        } else {
-            if (wslot(d, t->total, &s) < 0) return NULL;
-            if (s < t->esc) {
-                if (wtake(d, s, 0, t->esc, t->total) < 0) return NULL;
-                return wdec_node(p, w->other, d, c);
-            }
-            k = table_entry(t, s);
-            if (wtake(d, s, t->ent[k].start, ent_freq(&t->ent[k]), t->total) < 0) return NULL;
-        }
-        PyObject *v = t->ent[k].value;
-        if (w->mutable_ && (PyDict_Check(v) || PyList_Check(v))) return PyObject_CallOneArg(H_copy, v);
-        Py_INCREF(v);
-        return v;
+        int r = cat_entry(w, d, c, &k);
+        if (r <= 0) return r < 0 ? NULL : wdec_node(p, w->other, d, c);
+        return cat_value(w, w->table->ent[k].value);
     }
+    case K_TEMPLATE:
+    case K_SHAPE:
+    case K_WORDS:
+        return wdec_string(p, i, d, c);
     default:
         break;
     }
     /* the escaping kinds: the escape, or the value (on the common path, no symbol) */
     if (c && w->kind == K_MAP) return derr("learned-model payload says common path where the model has none");
-    if (!c || w->chained) {  /* a chained object codes its hit or escape on the common path too */
-        if (wslot(d, w->total, &s) < 0) return NULL;
-        if (s < w->esc) {
-            if (wtake(d, s, 0, w->esc, w->total) < 0) return NULL;
-            return w->other >= 0 ? wdec_node(p, w->other, d, c) : wdec_raw(d);
-        }
-        if (wtake(d, s, w->esc, w->total - w->esc, w->total) < 0) return NULL;
+    switch (escaped(w, d, c)) {  /* a chained object codes its hit or escape on the common path too */
+    case -1:
+        return NULL;
+    case 1:
+        return w->other >= 0 ? wdec_node(p, w->other, d, c) : wdec_raw(d);
     }
     switch (w->kind) {
     case K_RANGE: {
@@ -3310,94 +3577,6 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         if (!PyLong_CheckExact(o)) { Py_DECREF(o); return derr("decimal field decoded to a non-integer"); }
         PyObject *out = PyNumber_TrueDivide(o, w->pow10_obj);
         Py_DECREF(o);
-        return out;
-    }
-    case K_TEMPLATE: {  /* the prefix, then the digits (zero-padded to the width) */
-        PyObject *o = wdec_node(p, w->a, d, c);
-        if (o == NULL) return NULL;
-        char buf[32];
-        Py_ssize_t nd = 0, limit = w->width ? w->width : 30;
-        int overflow = 0;
-        long long n = PyLong_CheckExact(o) ? PyLong_AsLongLongAndOverflow(o, &overflow) : -1;
-        if (n == -1 && PyErr_Occurred()) { Py_DECREF(o); return NULL; }
-        if (overflow > 0) {  /* past 2^63: the int's own decimal text */
-            PyObject *digits = PyObject_Str(o);
-            Py_DECREF(o);
-            if (digits == NULL) return NULL;
-            nd = PyUnicode_GET_LENGTH(digits);
-            if (nd <= limit) memcpy(buf, PyUnicode_DATA(digits), (size_t)nd);  /* ASCII, nd <= 30 */
-            Py_DECREF(digits);
-        } else {
-            Py_DECREF(o);
-            if (n < 0) return derr("template digits out of range");
-            do { buf[31 - nd++] = (char)('0' + n % 10); n /= 10; } while (n);
-            memmove(buf, buf + 32 - nd, (size_t)nd);
-        }
-        if (nd > limit) return derr("template digits out of range");
-        Py_ssize_t pl = PyUnicode_GET_LENGTH(w->prefix), pad = w->width ? w->width - nd : 0;
-        PyObject *out = PyUnicode_New(pl + pad + nd, PyUnicode_MAX_CHAR_VALUE(w->prefix));
-        if (out == NULL) return NULL;
-        int kind = PyUnicode_KIND(out);
-        void *data = PyUnicode_DATA(out);
-        if (pl && PyUnicode_CopyCharacters(out, 0, w->prefix, 0, pl) < 0) { Py_DECREF(out); return NULL; }
-        for (Py_ssize_t q = 0; q < pad; q++) PyUnicode_WRITE(kind, data, pl + q, '0');
-        for (Py_ssize_t q = 0; q < nd; q++) PyUnicode_WRITE(kind, data, pl + pad + q, (Py_UCS4)buf[q]);
-        return out;
-    }
-    case K_SHAPE: {  /* literal, field, literal, ..., literal: at most 2 * 32 + 1 parts */
-        PyObject *parts[2 * 32 + 1], *out = NULL;
-        Py_ssize_t m = 0;
-        if (w->nkids > 32) { PyErr_SetString(PyExc_SystemError, "a shape of more than 32 fields"); return NULL; }
-        parts[m++] = PyTuple_GET_ITEM(w->literals, 0);
-        Py_INCREF(parts[0]);
-        for (Py_ssize_t j = 0; j < w->nkids; j++) {
-            PyObject *f = wdec_node(p, w->kids[j], d, c);
-            if (f == NULL) goto shape_done;
-            parts[m++] = f;
-            if (!PyUnicode_CheckExact(f) || !field_of_kind(f, w->kinds[j])) {
-                PyObject *r = PyObject_Repr(f);
-                if (r) {
-                    PyErr_Format(H_DecodeError, "learned-model payload has a shape field %U not of its kind", r);
-                    Py_DECREF(r);
-                }
-                goto shape_done;
-            }
-            parts[m] = PyTuple_GET_ITEM(w->literals, j + 1);
-            Py_INCREF(parts[m++]);
-        }
-        out = join_parts(parts, m, 0);
-    shape_done:
-        for (Py_ssize_t j = 0; j < m; j++) Py_DECREF(parts[j]);
-        return out;
-    }
-    case K_WORDS: {
-        Py_ssize_t n;
-        if (wdec_count(p, w->a, d, c, 1, MAX_WORDS, "word count out of range", &n) < 0) return NULL;
-        if (c && wspend(d, n) < 0) return NULL;
-        PyObject *stack[32], **parts = n <= 32 ? stack : PyMem_Malloc((size_t)n * sizeof(PyObject *)), *out = NULL;
-        if (parts == NULL) return PyErr_NoMemory();
-        Py_ssize_t m = 0;
-        for (; m < n; m++) {
-            PyObject *x = wdec_node(p, w->kids[m < w->nkids ? m : w->nkids - 1], d, c);
-            if (x == NULL) goto words_done;
-            parts[m] = x;
-            if (!PyUnicode_CheckExact(x) || PyUnicode_GET_LENGTH(x) == 0) {
-                m++;
-                derr("a word decoded to a non-string");
-                goto words_done;
-            }
-        }
-        /* a text the encoder could have written (no leading, trailing or double space): no
-         * word starts or ends with a space or holds two in a row */
-        for (Py_ssize_t j = 0; j < n && !w->tokens; j++)
-            if (!plain_word(parts[j])) {
-                derr("words decoded to a text the model cannot have written");
-                goto words_done;
-            }
-        out = join_parts(parts, n, !w->tokens);
-    words_done:
-        for (Py_ssize_t j = 0; j < m; j++) Py_DECREF(parts[j]);
-        if (parts != stack) PyMem_Free(parts);
         return out;
     }
     case K_OBJECT: {  /* the values in a C array; a list of those before only for a Python rule */
@@ -3449,8 +3628,10 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         }
         return out;
     }
-    case K_CHARS:
-        return wdec_chars(w->chars, d);
+    case K_CHARS: {
+        PyObject *out = NULL;
+        return wdec_chars(w->chars, d, NULL, &out) < 0 ? NULL : out;
+    }
     case K_MAP: {
         Py_ssize_t n;
         if (wdec_count(p, w->a, d, 0, 0, MAX_LENGTH, "map size out of range", &n) < 0) return NULL;
