@@ -121,6 +121,8 @@ def test_bench_command_writes_json(tmp_path: Path) -> None:
     for name, rows in doc["message_sizes"].items():
         small, large = rows[0], rows[-1]
         assert small["messages"] == 1 and large["json_bytes"] > 200_000, name
+        # every size codes the same messages: single ones, then batches of them
+        assert len({r["messages"] * r["batches"] for r in rows}) == 1 and large["batches"] == 1, name
         assert large["zeroc_method"] == "learned" and large["zeroc_bytes"] < large["gzip_bytes"], name
         assert f"{name} as one message of" in proc.stdout
     # jenkins jobs: the learned codec at about half of zstd-19's bytes (12.2 vs 23.6 B measured)
