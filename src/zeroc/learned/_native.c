@@ -950,7 +950,7 @@ typedef struct {
     int32_t off;
     int16_t n;
     uint8_t below64;          /* symbols listed below 64: an ASCII symbol's row is one popcount */
-    uint8_t unused;
+    uint8_t gshift;           /* slot >> gshift: the table's guide bucket (of CHAR_GUIDE) */
 } CharTab;
 _Static_assert(sizeof(CharTab) == 64, "a chars table is one cache line");
 
@@ -959,9 +959,12 @@ _Static_assert(sizeof(CharTab) == 64, "a chars table is one cache line");
  * so a row's frequency is the next word's start: a symbol's start, frequency and byte are read
  * from one or two adjacent words, mostly one cache line (three arrays took three). */
 #define CHAR_SHIFT 16
+#define CHAR_GUIDE 32  /* guide buckets a table: a slot's row is a step or two from its bucket's */
+#define GUIDE_WORDS (CHAR_GUIDE * 2 / 8)  /* a table's guide, uint16 rows, in the words before its rows */
 typedef struct {
     CharTab tab[CHAR_BASE + 1];
-    uint64_t *rows;           /* rows of all tables, table by table, each table's ending in its total */
+    uint64_t *rows;           /* table by table: its guide (GUIDE_WORDS words), then its rows,
+                                 ending in its total */
 } Chars;
 
 static inline limb row_start(uint64_t w) { return (limb)(w >> CHAR_SHIFT); }
@@ -1020,11 +1023,12 @@ static int chars_table(Chars *c, int at, PyObject *t, int32_t *rows, int32_t cap
     if (!PyTuple_Check(syms) || !PyTuple_Check(counts) || PyTuple_GET_SIZE(syms) != PyTuple_GET_SIZE(counts)) goto bad;
     Py_ssize_t n = PyTuple_GET_SIZE(syms);
     CharTab *tab = &c->tab[at];
-    if (n < 1 || n > CHAR_BYTES || tab->n != 0 || *rows + n + 1 > cap) goto bad;
+    if (n < 1 || n > CHAR_BYTES || tab->n != 0 || *rows + GUIDE_WORDS + n + 1 > cap) goto bad;
     unsigned long long esc = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t, 0));
     if (PyErr_Occurred()) return -1;
     if (esc < 1 || esc > RANGE_DIRECT) goto bad;
     tab->esc = esc;
+    *rows += GUIDE_WORDS;
     tab->off = *rows;
     tab->n = (int16_t)n;
     limb pos = esc;
@@ -1042,6 +1046,17 @@ static int chars_table(Chars *c, int at, PyObject *t, int32_t *rows, int32_t cap
     }
     c->rows[(*rows)++] = (uint64_t)pos << CHAR_SHIFT;  /* the end of the last row */
     tab->total = pos;
+    int g = 0;
+    while (((pos - 1) >> g) >= CHAR_GUIDE) g++;
+    tab->gshift = (uint8_t)g;
+    const uint64_t *first = c->rows + tab->off;
+    uint16_t *guide = (uint16_t *)(c->rows + tab->off - GUIDE_WORDS);
+    int32_t r = 0;
+    for (int j = 0; j < CHAR_GUIDE; j++) {  /* the last row starting at or below the bucket's first slot */
+        limb slot = (limb)j << g < esc ? esc : (limb)j << g;
+        while (r + 1 < n && row_start(first[r + 1]) <= slot) r++;
+        guide[j] = (uint16_t)r;
+    }
     tab->below64 = (uint8_t)pop64(tab->bits[0]);
     return 0;
 bad:
@@ -1058,7 +1073,7 @@ static Chars *chars_new(PyObject *extra) {
     PyObject *tables = PyTuple_GET_ITEM(extra, 0), *base = PyTuple_GET_ITEM(extra, 1);
     Py_ssize_t nt = PyTuple_GET_SIZE(tables);
     if (nt > CHAR_BYTES) { PyErr_SetString(PyExc_ValueError, "a malformed chars node"); return NULL; }
-    int32_t cap = (int32_t)((nt + 1) * (CHAR_BYTES + 1)), rows = 0;
+    int32_t cap = (int32_t)((nt + 1) * (GUIDE_WORDS + CHAR_BYTES + 1)), rows = 0;
     Chars *c = PyMem_Calloc(1, sizeof(Chars));
     if (c == NULL) { PyErr_NoMemory(); return NULL; }
     c->rows = PyMem_Calloc((size_t)cap, sizeof(uint64_t));
@@ -3239,16 +3254,11 @@ static int tb_of_kind(const TBuf *t, Py_ssize_t a, Py_ssize_t b, char k) {
     return 1;
 }
 
-/* The row of table t whose slots hold s (t->esc <= s < t->total). */
+/* The row of table t whose slots hold s (t->esc <= s < t->total): from its guide bucket's row,
+ * on while the next row starts at or below s (the table's last word, its total, stops it). */
 static inline const uint64_t *char_find(const Chars *ch, const CharTab *t, limb s) {
-    const uint64_t *row = ch->rows + t->off;  /* the last row that starts at or below s: halving */
-    uint64_t key = (uint64_t)s << CHAR_SHIFT | 0xffff;
-    int32_t n = t->n;                         /* without a branch to mispredict (a cmov a step) */
-    while (n > 1) {
-        int32_t half = n / 2;
-        row = row[half] <= key ? row + half : row;
-        n -= half;
-    }
+    const uint64_t *row = ch->rows + t->off + ((const uint16_t *)(ch->rows + t->off - GUIDE_WORDS))[s >> t->gshift];
+    while (row_start(row[1]) <= s) row++;
     return row;
 }
 
