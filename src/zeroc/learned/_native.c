@@ -15,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -274,7 +275,8 @@ typedef struct {
     limb total;        /* slots in all */
     limb esc;          /* the escape's frequency (its slots are [0, esc)); 0: no escape */
     TEntry *ent;       /* k + 1 of them: the last holds start = total and no value */
-    uint32_t *slot;    /* slot - esc -> entry, or NULL: binary search over start, from */
+    uint16_t *slot16;  /* slot - esc -> entry, where fewer than 2^16 entries: half the bytes */
+    uint32_t *slot;    /* slot - esc -> entry, or NULL (and no slot16): binary search over start, from */
     uint32_t *bucket;  /* the entry at slot esc + (j << shift), one per bucket j (nb of them) */
     size_t nb;
     int shift;
@@ -284,6 +286,7 @@ typedef struct {
 
 static void table_dealloc(Table *t) {
     PyMem_Free(t->ent);
+    PyMem_Free(t->slot16);
     PyMem_Free(t->slot);
     PyMem_Free(t->bucket);
     Py_XDECREF(t->values);
@@ -340,7 +343,12 @@ static PyObject *table_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     }
     t->ent[k].start = total;
     t->ent[k].value = NULL;
-    if (direct && total - esc <= DIRECT_SLOTS) {
+    if (direct && total - esc <= DIRECT_SLOTS && k <= UINT16_MAX) {
+        t->slot16 = PyMem_Malloc((size_t)(total - esc) * sizeof(uint16_t));
+        if (t->slot16 == NULL) { PyErr_NoMemory(); goto fail; }
+        for (Py_ssize_t i = 0; i < k; i++)
+            for (limb s = t->ent[i].start; s < t->ent[i + 1].start; s++) t->slot16[s - esc] = (uint16_t)i;
+    } else if (direct && total - esc <= DIRECT_SLOTS) {
         t->slot = PyMem_Malloc((size_t)(total - esc) * sizeof(uint32_t));
         if (t->slot == NULL) { PyErr_NoMemory(); goto fail; }
         for (Py_ssize_t i = 0; i < k; i++)
@@ -379,6 +387,7 @@ fail:
 
 /* The entry holding slot s (esc <= s < total). */
 static inline Py_ssize_t table_entry(const Table *t, limb s) {
+    if (t->slot16) return t->slot16[s - t->esc];
     if (t->slot) return t->slot[s - t->esc];
     size_t j = (size_t)((s - t->esc) >> t->shift);
     Py_ssize_t lo = t->bucket[j], hi = j + 1 < t->nb ? (Py_ssize_t)t->bucket[j + 1] + 1 : t->k;
@@ -950,7 +959,6 @@ typedef struct {
     int32_t off;
     int16_t n;
     uint8_t below64;          /* symbols listed below 64: an ASCII symbol's row is one popcount */
-    uint8_t gshift;           /* slot >> gshift: the table's guide bucket (of CHAR_GUIDE) */
 } CharTab;
 _Static_assert(sizeof(CharTab) == 64, "a chars table is one cache line");
 
@@ -959,12 +967,26 @@ _Static_assert(sizeof(CharTab) == 64, "a chars table is one cache line");
  * so a row's frequency is the next word's start: a symbol's start, frequency and byte are read
  * from one or two adjacent words, mostly one cache line (three arrays took three). */
 #define CHAR_SHIFT 16
-#define CHAR_GUIDE 32  /* guide buckets a table: a slot's row is a step or two from its bucket's */
-#define GUIDE_WORDS (CHAR_GUIDE * 2 / 8)  /* a table's guide, uint16 rows, in the words before its rows */
+#define CHAR_GUIDE 20  /* guide buckets a table: a slot's row is a step or two from its bucket's */
+
+/* What decoding a byte reads of its table, in one cache line: the bounds, where its rows start,
+ * and its guide (the row at each bucket's first slot), so that a byte costs this line and its
+ * row's. */
+typedef struct {
+    _Alignas(64) limb esc;
+    limb total;
+    int32_t off;
+    int16_t n;
+    uint8_t gshift;           /* slot >> gshift: the table's guide bucket (of CHAR_GUIDE) */
+    uint16_t guide[CHAR_GUIDE];
+} CharDec;
+_Static_assert(sizeof(CharDec) == 64, "a chars table's decoding side is one cache line");
+
 typedef struct {
     CharTab tab[CHAR_BASE + 1];
-    uint64_t *rows;           /* table by table: its guide (GUIDE_WORDS words), then its rows,
-                                 ending in its total */
+    CharDec dec[CHAR_BASE + 1];
+    uint64_t *rows;           /* table by table: its rows, ending in its total */
+    void *mem;                /* what holds this struct, aligned to a cache line */
 } Chars;
 
 static inline limb row_start(uint64_t w) { return (limb)(w >> CHAR_SHIFT); }
@@ -1012,7 +1034,7 @@ static inline int32_t char_row(const CharTab *t, int x) {
 static void chars_free(Chars *c) {
     if (c == NULL) return;
     PyMem_Free(c->rows);
-    PyMem_Free(c);
+    PyMem_Free(c->mem);
 }
 
 /* One table from (esc, symbols, counts) into slot `at` of c, its rows from *rows on; -1 when
@@ -1023,12 +1045,11 @@ static int chars_table(Chars *c, int at, PyObject *t, int32_t *rows, int32_t cap
     if (!PyTuple_Check(syms) || !PyTuple_Check(counts) || PyTuple_GET_SIZE(syms) != PyTuple_GET_SIZE(counts)) goto bad;
     Py_ssize_t n = PyTuple_GET_SIZE(syms);
     CharTab *tab = &c->tab[at];
-    if (n < 1 || n > CHAR_BYTES || tab->n != 0 || *rows + GUIDE_WORDS + n + 1 > cap) goto bad;
+    if (n < 1 || n > CHAR_BYTES || tab->n != 0 || *rows + n + 1 > cap) goto bad;
     unsigned long long esc = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t, 0));
     if (PyErr_Occurred()) return -1;
     if (esc < 1 || esc > RANGE_DIRECT) goto bad;
     tab->esc = esc;
-    *rows += GUIDE_WORDS;
     tab->off = *rows;
     tab->n = (int16_t)n;
     limb pos = esc;
@@ -1046,11 +1067,16 @@ static int chars_table(Chars *c, int at, PyObject *t, int32_t *rows, int32_t cap
     }
     c->rows[(*rows)++] = (uint64_t)pos << CHAR_SHIFT;  /* the end of the last row */
     tab->total = pos;
+    CharDec *dec = &c->dec[at];
+    dec->esc = tab->esc;
+    dec->total = pos;
+    dec->off = tab->off;
+    dec->n = tab->n;
     int g = 0;
     while (((pos - 1) >> g) >= CHAR_GUIDE) g++;
-    tab->gshift = (uint8_t)g;
+    dec->gshift = (uint8_t)g;
     const uint64_t *first = c->rows + tab->off;
-    uint16_t *guide = (uint16_t *)(c->rows + tab->off - GUIDE_WORDS);
+    uint16_t *guide = dec->guide;
     int32_t r = 0;
     for (int j = 0; j < CHAR_GUIDE; j++) {  /* the last row starting at or below the bucket's first slot */
         limb slot = (limb)j << g < esc ? esc : (limb)j << g;
@@ -1073,9 +1099,11 @@ static Chars *chars_new(PyObject *extra) {
     PyObject *tables = PyTuple_GET_ITEM(extra, 0), *base = PyTuple_GET_ITEM(extra, 1);
     Py_ssize_t nt = PyTuple_GET_SIZE(tables);
     if (nt > CHAR_BYTES) { PyErr_SetString(PyExc_ValueError, "a malformed chars node"); return NULL; }
-    int32_t cap = (int32_t)((nt + 1) * (GUIDE_WORDS + CHAR_BYTES + 1)), rows = 0;
-    Chars *c = PyMem_Calloc(1, sizeof(Chars));
-    if (c == NULL) { PyErr_NoMemory(); return NULL; }
+    int32_t cap = (int32_t)((nt + 1) * (CHAR_BYTES + 1)), rows = 0;
+    void *mem = PyMem_Calloc(1, sizeof(Chars) + 63);
+    if (mem == NULL) { PyErr_NoMemory(); return NULL; }
+    Chars *c = (Chars *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    c->mem = mem;
     c->rows = PyMem_Calloc((size_t)cap, sizeof(uint64_t));
     if (c->rows == NULL) { chars_free(c); PyErr_NoMemory(); return NULL; }
     for (Py_ssize_t j = 0; j < nt; j++) {
@@ -1094,11 +1122,21 @@ static Chars *chars_new(PyObject *extra) {
 }
 
 
+/* A node of a Program. Its first cache line holds what decoding a categorical reads (its
+ * table's bounds, entries and slots, copied from the Table), so that a symbol costs that line,
+ * its slot and its entry rather than also the Table object's and the node's later lines. */
 typedef struct {
-    int kind;
-    PyObject *py;             /* the Python node */
+    _Alignas(64) int kind;    /* (nodes are whole cache lines, the array aligned to one) */
+    uint8_t leaves;           /* categorical: an unseen value leaves the common path */
+    uint8_t mutable_;
+    uint8_t chained;          /* object (format 8): other is the next key order's object, and
+                                 the common path runs through it (hit or escape coded there too) */
     limb esc, total;          /* the escape (0, esc, total) and the hit (esc, total - esc, total) */
     Py_ssize_t other;         /* where an escape goes: a node, or -1 for JSON text */
+    const TEntry *ent;        /* categorical: the table's entries, */
+    const uint16_t *slot16;   /* its slot -> entry array or NULL (then table_entry), */
+    Py_ssize_t k;             /* and how many entries */
+    PyObject *py;             /* the Python node */
     Py_ssize_t a, b, c;       /* magnitude: buckets; decimal, template: inner; words: count;
                                  array: lengths, item; map: count, key, value */
     Py_ssize_t nkids, *kids;  /* object, shape: children; words: the vocabularies */
@@ -1106,8 +1144,6 @@ typedef struct {
     PyObject *by_str, *by_int, *by_key;  /* categorical: value -> entry (as_key's classes) */
     StrIndex *sidx;           /* categorical: by_str as a C table (NULL: use the dict) */
     Table *table;
-    int mutable_;
-    int leaves;               /* categorical: an unseen value leaves the common path */
     long long lo;             /* int_range */
     limb span;
     int scale;                /* decimal */
@@ -1121,19 +1157,19 @@ typedef struct {
     char kinds[40];
     int tokens;               /* words */
     PyObject *keys;           /* object: tuple of str */
-    int chained;              /* object (format 8): other is the next key order's object, and
-                                 the common path runs through it (hit or escape coded there too) */
     Py_ssize_t source;        /* given, prefixed: the earlier field read */
     PyObject *preds;          /* given: predicted values; prefixed: prefixes (by entry) */
     char *plain;              /* given: which predictions == tells apart (the common path's test) */
     Chars *chars;             /* chars: the tables */
     Py_ssize_t konst[3];      /* categorical, rules: the entries of True, False and None, or -1 */
 } WNode;
+_Static_assert(offsetof(WNode, k) + sizeof(Py_ssize_t) <= 64, "a categorical's fields in the node's first line");
 
 typedef struct {
     PyObject_HEAD
     Py_ssize_t n;
-    WNode *nodes;
+    WNode *nodes;             /* in nodes_mem, aligned to a cache line */
+    void *nodes_mem;
     /* set by setup() for frame() and unframe(): the flag's two symbols (range coder), the side
      * stream's engine, whether to walk both paths at once */
     limb on[3], off[3];
@@ -1865,7 +1901,7 @@ static void program_dealloc(Program *p) {
         PyMem_Free(w->plain);
         chars_free(w->chars);
     }
-    PyMem_Free(p->nodes);
+    PyMem_Free(p->nodes_mem);
     Py_XDECREF(p->engine);
     Py_XDECREF(p->spare[0]);
     Py_XDECREF(p->spare[1]);
@@ -1909,6 +1945,14 @@ static int const_entries(WNode *w) {
     return 0;
 }
 
+/* A flag of a node from a Python truth value (in program_new, whose failure is ``fail``). */
+#define SETFLAG(field, obj)                         \
+    do {                                            \
+        int truth_ = PyObject_IsTrue(obj);          \
+        if (truth_ < 0) goto fail;                  \
+        (field) = (uint8_t)truth_;                  \
+    } while (0)
+
 /* Program(nodes): each node a tuple (kind, py node, esc, total, other, a, b, c, kids, extra);
  * zeroc/learned/_walk.py makes them, from a model the reader has checked. */
 static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -1917,8 +1961,9 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     Py_ssize_t n = PyTuple_GET_SIZE(list);
     Program *p = (Program *)type->tp_alloc(type, 0);
     if (p == NULL) return NULL;
-    p->nodes = PyMem_Calloc((size_t)(n ? n : 1), sizeof(WNode));
-    if (p->nodes == NULL) { Py_DECREF(p); return PyErr_NoMemory(); }
+    p->nodes_mem = PyMem_Calloc((size_t)(n ? n : 1) * sizeof(WNode) + 63, 1);
+    if (p->nodes_mem == NULL) { Py_DECREF(p); return PyErr_NoMemory(); }
+    p->nodes = (WNode *)(((uintptr_t)p->nodes_mem + 63) & ~(uintptr_t)63);
     p->n = n;
     for (Py_ssize_t i = 0; i < n; i++) {
         WNode *w = &p->nodes[i];
@@ -1957,11 +2002,14 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             w->table = (Table *)PyTuple_GET_ITEM(extra, 3);
             Py_INCREF(w->table);
             if (w->table->esc != esc || w->table->total != total) goto bad;
+            w->ent = w->table->ent;
+            w->slot16 = w->table->slot16;
+            w->k = w->table->k;
             w->sidx = str_index_new(w->by_str, w->table);
             if (w->sidx == NULL && PyErr_Occurred()) goto fail;
             if (const_entries(w) < 0) goto fail;
-            w->mutable_ = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 4));
-            w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 5));
+            SETFLAG(w->mutable_, PyTuple_GET_ITEM(extra, 4));
+            SETFLAG(w->leaves, PyTuple_GET_ITEM(extra, 5));
             break;
         case K_RANGE:
             if (ne != 2) goto bad;
@@ -2013,8 +2061,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         case K_OBJECT:  /* (keys, which children are rules, chained) */
             if (ne != 3 || !PyTuple_CheckExact(PyTuple_GET_ITEM(extra, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(extra, 1)))
                 goto bad;
-            w->chained = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 2));
-            if (w->chained < 0) goto fail;
+            SETFLAG(w->chained, PyTuple_GET_ITEM(extra, 2));
             GETREF(w->keys, PyTuple_GET_ITEM(extra, 0));
             if (PyTuple_GET_SIZE(w->keys) != w->nkids || PyTuple_GET_SIZE(PyTuple_GET_ITEM(extra, 1)) != w->nkids) goto bad;
             for (Py_ssize_t j = 0; j < w->nkids; j++)
@@ -2052,7 +2099,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             }
             w->source = PyLong_AsSsize_t(PyTuple_GET_ITEM(extra, 5));
             if (w->source < 0) goto bad;
-            w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 6));
+            SETFLAG(w->leaves, PyTuple_GET_ITEM(extra, 6));
             break;
         }
         case K_AFFIX:  /* (prefix, suffix, quoted, numeric, source, leaves) */
@@ -2065,7 +2112,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             w->numeric = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 3));
             w->source = PyLong_AsSsize_t(PyTuple_GET_ITEM(extra, 4));
             if (w->source < 0) goto bad;
-            w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 5));
+            SETFLAG(w->leaves, PyTuple_GET_ITEM(extra, 5));
             break;
         case K_SUM:  /* (a, b, scale, source, leaves) */
             if (ne != 5 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(extra, 0)) ||
@@ -2077,7 +2124,7 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             if (w->scale < 0 || w->scale > 17) goto bad;
             w->source = PyLong_AsSsize_t(PyTuple_GET_ITEM(extra, 3));
             if (w->source < 0) goto bad;
-            w->leaves = PyObject_IsTrue(PyTuple_GET_ITEM(extra, 4));
+            SETFLAG(w->leaves, PyTuple_GET_ITEM(extra, 4));
             break;
         case K_MAP:
             if (w->a < 0 || w->b < 0 || w->c < 0) goto bad;
@@ -3256,8 +3303,8 @@ static int tb_of_kind(const TBuf *t, Py_ssize_t a, Py_ssize_t b, char k) {
 
 /* The row of table t whose slots hold s (t->esc <= s < t->total): from its guide bucket's row,
  * on while the next row starts at or below s (the table's last word, its total, stops it). */
-static inline const uint64_t *char_find(const Chars *ch, const CharTab *t, limb s) {
-    const uint64_t *row = ch->rows + t->off + ((const uint16_t *)(ch->rows + t->off - GUIDE_WORDS))[s >> t->gshift];
+static inline const uint64_t *char_find(const Chars *ch, const CharDec *t, limb s) {
+    const uint64_t *row = ch->rows + t->off + t->guide[s >> t->gshift];
     while (row_start(row[1]) <= s) row++;
     return row;
 }
@@ -3265,14 +3312,14 @@ static inline const uint64_t *char_find(const Chars *ch, const CharTab *t, limb 
 /* A string through a chars node's tables, up to its end symbol (spec §2, Characters): appended
  * to into, or else made *out. Its bytes must be UTF-8 on their own, whatever comes around them. */
 static int wdec_chars(const Chars *ch, WDec *d, TBuf *into, PyObject **out) {
-    const CharTab *base = &ch->tab[CHAR_BASE];
+    const CharDec *base = &ch->dec[CHAR_BASE];
     unsigned char stack[256], *buf = stack;
     Py_ssize_t n = 0, cap = sizeof stack;
     int rc = -1;
     PyObject *text = NULL;
     int before = CHAR_END;
     for (;;) {
-        const CharTab *t = &ch->tab[before];
+        const CharDec *t = &ch->dec[before];
         limb s;
         int x = -1;
         if (t->n) {
@@ -3296,9 +3343,9 @@ static int wdec_chars(const Chars *ch, WDec *d, TBuf *into, PyObject **out) {
                     wtake(d, s, s, 1, CHAR_BYTES) < 0)
                     goto done;
                 x = (int)s;
-                if (char_has(base, x)) { derr("chars: an escape to a byte its table lists"); goto done; }
+                if (char_has(&ch->tab[CHAR_BASE], x)) { derr("chars: an escape to a byte its table lists"); goto done; }
             }
-            if (t->n && char_has(t, x)) { derr("chars: an escape to a byte its table lists"); goto done; }
+            if (t->n && char_has(&ch->tab[before], x)) { derr("chars: an escape to a byte its table lists"); goto done; }
         }
         if (x == CHAR_END) break;
         if (n == cap) {
@@ -3340,22 +3387,25 @@ done:
 }
 
 /* A categorical's entry (1, in *k) or its escape (0); -1 on an error. */
+static inline Py_ssize_t wn_entry(const WNode *w, limb s) {
+    return w->slot16 ? w->slot16[s - w->esc] : table_entry(w->table, s);
+}
+
 static inline int cat_entry(const WNode *w, WDec *d, int c, Py_ssize_t *k) {
-    Table *t = w->table;
-    limb s;
+    limb s, esc = w->esc, total = w->total;
     if (c && w->leaves) {  /* a hit given a hit (slots below the escape's) */
-        if (t->k == 1) {
+        if (w->k == 1) {
             *k = 0;
             return 1;
         }
-        if (wslot(d, t->total - t->esc, &s) < 0) return -1;
-        *k = table_entry(t, s + t->esc);
-        return wtake(d, s, t->ent[*k].start - t->esc, ent_freq(&t->ent[*k]), t->total - t->esc) < 0 ? -1 : 1;
+        if (wslot(d, total - esc, &s) < 0) return -1;
+        *k = wn_entry(w, s + esc);
+        return wtake(d, s, w->ent[*k].start - esc, ent_freq(&w->ent[*k]), total - esc) < 0 ? -1 : 1;
     }
-    if (wslot(d, t->total, &s) < 0) return -1;
-    if (s < t->esc) return wtake(d, s, 0, t->esc, t->total) < 0 ? -1 : 0;
-    *k = table_entry(t, s);
-    return wtake(d, s, t->ent[*k].start, ent_freq(&t->ent[*k]), t->total) < 0 ? -1 : 1;
+    if (wslot(d, total, &s) < 0) return -1;
+    if (s < esc) return wtake(d, s, 0, esc, total) < 0 ? -1 : 0;
+    *k = wn_entry(w, s);
+    return wtake(d, s, w->ent[*k].start, ent_freq(&w->ent[*k]), total) < 0 ? -1 : 1;
 }
 
 /* A categorical's value: its own object, or a copy where it can be changed. */
@@ -3474,7 +3524,7 @@ static int wdec_text(Program *p, Py_ssize_t i, WDec *d, int c, TBuf *t, PyObject
     case K_CAT: {
         Py_ssize_t k;
         if ((r = cat_entry(w, d, c, &k)) <= 0) return r < 0 ? -1 : wdec_text(p, w->other, d, c, t, obj);
-        PyObject *v = w->table->ent[k].value;
+        PyObject *v = w->ent[k].value;
         if (PyUnicode_CheckExact(v)) return tb_str(t, v) < 0 ? -1 : 1;
         *obj = cat_value(w, v);
         return *obj ? 0 : -1;
@@ -3527,7 +3577,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         Py_ssize_t k;
         int r = cat_entry(w, d, c, &k);
         if (r <= 0) return r < 0 ? NULL : wdec_node(p, w->other, d, c);
-        return cat_value(w, w->table->ent[k].value);
+        return cat_value(w, w->ent[k].value);
     }
     case K_TEMPLATE:
     case K_SHAPE:
