@@ -13,10 +13,16 @@ from typing import Any
 
 import pytest
 import zstandard
+from hypothesis import HealthCheck, settings
 
 import zeroc
 from zeroc._defaults import CANDIDATES
 from zeroc.workloads import WORKLOADS, generate
+
+# No test may depend on timing: Hypothesis's deadline and its too-slow health check (which
+# times input generation, and fires on a loaded machine or under the sanitizers) are off for all.
+settings.register_profile("zeroc", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("zeroc")
 
 ROOT = Path(__file__).resolve().parents[1]
 # The benchmark's copies of five simdjson documents (src/zeroc/bench/corpora/README.md): a
