@@ -276,7 +276,7 @@ typedef struct {
     limb esc;          /* the escape's frequency (its slots are [0, esc)); 0: no escape */
     TEntry *ent;       /* k + 1 of them: the last holds start = total and no value */
     uint16_t *slot16;  /* slot - esc -> entry, where fewer than 2^16 entries: half the bytes */
-    uint32_t *slot;    /* slot - esc -> entry, or NULL (and no slot16): binary search over start, from */
+    uint32_t *slot;    /* the same where 2^16 entries or more; both NULL: binary search over start, from */
     uint32_t *bucket;  /* the entry at slot esc + (j << shift), one per bucket j (nb of them) */
     size_t nb;
     int shift;
@@ -3386,11 +3386,12 @@ done:
     return rc;
 }
 
-/* A categorical's entry (1, in *k) or its escape (0); -1 on an error. */
+/* The entry holding slot s of a categorical node: from the node's own line where it can. */
 static inline Py_ssize_t wn_entry(const WNode *w, limb s) {
     return w->slot16 ? w->slot16[s - w->esc] : table_entry(w->table, s);
 }
 
+/* A categorical's entry (1, in *k) or its escape (0); -1 on an error. */
 static inline int cat_entry(const WNode *w, WDec *d, int c, Py_ssize_t *k) {
     limb s, esc = w->esc, total = w->total;
     if (c && w->leaves) {  /* a hit given a hit (slots below the escape's) */
