@@ -722,3 +722,26 @@ def test_sums_and_affixes_code_in_c_as_in_python(rows: list[tuple[object, ...]])
             values.append(v)
     if values:
         assert_same_walk(model, values, random.Random(len(values)))
+
+
+def test_a_sum_over_texts_and_big_integers_is_no_prediction_and_codes_exactly() -> None:
+    """A sum rule's item fields that are not numbers (a text beside an integer of 2^40) give no
+    prediction, at once: multiplied, they would repeat the text into a terabyte. The message
+    still codes and decodes exactly on both paths."""
+    fm = _generate.fm
+    price = fm.Decimal(2, fm.Magnitude.learn([1, 999, 99_999]), 1, 9)
+    item = fm.Object(("qty", "price"), [fm.Magnitude.learn([1, 9]), price], 1, 9)
+    total = fm.SumOf(0, "qty", "price", 2, fm.Raw(), 1, 9)
+    hostile = [{"qty": 1 << 40, "price": "2"}, {"qty": ["x"], "price": 1 << 40}]
+    assert total.compute(hostile[:1]) is fm.MISSING
+    assert total.compute(hostile[1:]) is fm.MISSING
+    model = Model(
+        fm.Object(("items", "total"), [fm.Array(fm.Categorical.learn([0, 1, 2]), item, 1, 9), total], 1, 9),
+        5,
+        10,
+    )
+    assert_same_walk(
+        model,
+        [{"items": hostile, "total": 0}, {"items": [{"qty": 3, "price": 2.5}], "total": 7.5}],
+        random.Random(5),
+    )

@@ -948,6 +948,9 @@ def url_quote(v: str) -> str:
         return "\0"
 
 
+_FACTORS = (int, float, bool)  # what a sum's item fields may be (JSON's numbers and booleans)
+
+
 class SumOf(Predicted):
     """A total: sum(item[a] * item[b]) over the items of an earlier array field, floats rounded
     to ``scale`` decimals."""
@@ -964,7 +967,12 @@ class SumOf(Predicted):
             # float addition is compensated from Python 3.12 on): spec/LEARNED_MODEL.md §2.
             total = 0
             for x in source:
-                total += x[self.a] * x[self.b]
+                a, b = x[self.a], x[self.b]
+                # Numbers only: a text or list times a big integer is a repetition, gigabytes
+                # long from a few bytes of input, whose sum would have no prediction anyway.
+                if type(a) not in _FACTORS or type(b) not in _FACTORS:
+                    return MISSING
+                total += a * b
         except (TypeError, KeyError, IndexError, AttributeError, ArithmeticError):  # 10**400 * 1.5
             return MISSING
         if type(total) not in (int, float):
