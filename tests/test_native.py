@@ -745,3 +745,61 @@ def test_a_sum_over_texts_and_big_integers_is_no_prediction_and_codes_exactly() 
         [{"items": hostile, "total": 0}, {"items": [{"qty": 3, "price": 2.5}], "total": 7.5}],
         random.Random(5),
     )
+
+
+_SCALARS = [None, True, False, 0, 1, 1 << 70, 1.0, -0.0, 0.0, float("inf"), 2.5, "", "x", "1"]
+_ANY = st.one_of(
+    st.sampled_from(_SCALARS),
+    st.sampled_from([{}, [], {"a": 1}, {"a": 1.0}, [1], [1.0], [None], {"b": [True]}]),
+    st.integers(-3, 3),
+    st.text(max_size=3),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(_ANY, _ANY), min_size=1, max_size=8),
+    st.lists(st.tuples(_ANY, _ANY, _ANY), min_size=1, max_size=8),
+)
+def test_given_rules_over_values_of_every_kind_code_in_c_as_in_python(
+    table: list[tuple[object, object]], rows: list[tuple[object, object, object]]
+) -> None:
+    """Given rules whose sources and predictions are of every JSON kind (None, booleans, ints
+    and floats that == each other, -0.0 and 0.0, texts, dicts and lists) hold exactly where
+    Python's as_key sameness says, in C as in Python: the same bytes, values and errors. Two
+    rules share a dict source, whose key C makes once a value."""
+    fm = _generate.fm
+    preds = {fm.as_key(src): pred for src, pred in table}
+    srcs = [fm.from_key(k) for k in preds]
+    rules = [fm.Given(0, dict(preds), fm.Raw(), 1, 9), fm.Given(0, dict(preds), fm.Raw(), 2, 9)]
+    source = fm.Categorical.learn(srcs, fallback=fm.Raw())
+    model = Model(fm.Object(("src", "a", "b"), [source, *rules], 1, 9), 5, 10)
+    values: list[object] = [{"src": s, "a": a, "b": b} for s, a, b in rows]
+    values += [{"src": s, "a": p, "b": p} for s, p in table]  # the rules hold
+    values += [{"src": s, "a": t, "b": p} for s, p in table for t in _twins(p)]  # == but not the same
+    assert_same_walk(model, values, random.Random(len(values)))
+
+
+def _twins(v: object) -> list[object]:
+    """Values == v (or whose JSON text is v's) that as_key tells apart from it."""
+    pairs = [(0.0, -0.0), (1, 1.0), (1, True), (0, False), (0, 0.0), ({"a": 1}, {"a": 1.0}), ([1], [1.0])]
+    pairs += [([1], [True]), ("1", 1), ("", None), ({}, []), (2.5, "2.5")]
+    out = [b for a, b in pairs if _generate.fm.as_key(a) == _generate.fm.as_key(v)]
+    return out + [a for a, b in pairs if _generate.fm.as_key(b) == _generate.fm.as_key(v)]
+
+
+def test_a_rule_source_changed_between_two_values_is_read_again() -> None:
+    """The key of a dict a rule predicts from is kept for the rest of one value only: the same
+    dict, changed before the next value, gives that value's prediction."""
+    fm = _generate.fm
+    a, b = {"lang": "en"}, {"lang": "ja"}
+    preds = {fm.as_key(a): "hello", fm.as_key(b): "konnichiwa"}
+    rule = fm.Given(0, preds, fm.Raw(), 1, 9)
+    model = Model(fm.Object(("meta", "greeting"), [fm.Categorical.learn([a, b]), rule], 1, 9), 5, 10)
+    meta = {"lang": "en"}
+    first = model._frame({"meta": meta, "greeting": "hello"}, b"")[0]
+    meta["lang"] = "ja"
+    second = model._frame({"meta": meta, "greeting": "konnichiwa"}, b"")[0]
+    assert model.decode(first) == {"meta": {"lang": "en"}, "greeting": "hello"}
+    assert model.decode(second) == {"meta": {"lang": "ja"}, "greeting": "konnichiwa"}
+    assert second == model._frame({"meta": {"lang": "ja"}, "greeting": "konnichiwa"}, b"")[0]

@@ -807,7 +807,8 @@ off:
 
 static PyObject *H_fastloads, *H_dumps, *H_loads, *H_as_key, *H_copy, *H_number, *H_block, *H_side, *H_DecodeError, *H_Off, *H_Limit;
 static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *S_encode_common, *S_decode_common,
-    *S_encode_common_in, *S_decode_common_in, *S_compress;
+    *S_encode_common_in, *S_decode_common_in, *S_compress, *S_dict, *S_list, *S_float;
+static PyObject *K_empty_dict, *K_empty_list;  /* as_key({}) and as_key([]) */
 
 #define BLOCK_BITS 2048
 #define BLOCK_BYTES 288
@@ -1216,12 +1217,22 @@ typedef struct {
     Py_ssize_t side_n, side_cap;
     limb *syms;        /* range: the value's symbols, three limbs each */
     Py_ssize_t nsym, capsym, items;
+    PyObject *ksrc, *kkey;  /* the last dict or list a rule read its prediction by, and its as_key:
+                               the rules of one object that share a source serialize it once */
 } WEnc;
+
+/* Forget the rule source's key (at the end of each value's walk: the source is the caller's and
+ * may change before the next). */
+static inline void wenc_forget(WEnc *e) {
+    Py_CLEAR(e->ksrc);
+    Py_CLEAR(e->kkey);
+}
 
 static void wenc_dealloc(WEnc *e) {
     big_free(&e->low); big_free(&e->rng); big_free(&e->den);
     big_free(&e->flow); big_free(&e->frng); big_free(&e->fden);
     Py_XDECREF(e->done);
+    wenc_forget(e);
     PyMem_Free(e->side);
     PyMem_Free(e->syms);
     Py_TYPE(e)->tp_free((PyObject *)e);
@@ -2238,6 +2249,21 @@ static int wenc_raw(WEnc *e, PyObject *v) {
         int rc = wenc_raw_str(e, v);
         if (rc <= 0) return rc;
     }
+    /* 64-bit integers, true, false and null: their JSON text here, as dumps writes it */
+    char text[24];
+    int n = -1;
+    if (PyLong_CheckExact(v)) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred()) return -1;
+        if (!overflow) n = snprintf(text, sizeof text, "%lld", x);
+    } else if (v == Py_True || v == Py_False || v == Py_None) {
+        n = (int)strlen(strcpy(text, v == Py_True ? "true" : v == Py_False ? "false" : "null"));
+    }
+    if (n > 0) {
+        int rc = wenc_len(e, (limb)n);
+        return rc == 0 ? wbytes(e, text, n) : rc;
+    }
     PyObject *data = PyObject_CallOneArg(H_dumps, v);
     if (data == NULL) return -1;
     if (!PyBytes_Check(data)) { Py_DECREF(data); PyErr_SetString(PyExc_TypeError, "dumps"); return -1; }
@@ -2297,9 +2323,30 @@ static inline int slot_hit(const StrSlot *slot, Hit *hit) {
     return 1;
 }
 
+/* as_key(v) for a value that is no str, int, bool or None: a float's, a dict's and a list's made
+ * here as _nodes.as_key makes them (("float", repr(v)), ("dict", dumps(v)), ("list", ...)), the
+ * rest by as_key itself. */
+static PyObject *as_key(PyObject *v) {
+    PyObject *kind = PyFloat_CheckExact(v) ? S_float : PyDict_CheckExact(v) ? S_dict : PyList_CheckExact(v) ? S_list : NULL;
+    if (kind == NULL) return PyObject_CallOneArg(H_as_key, v);
+    if (kind == S_dict && PyDict_GET_SIZE(v) == 0) return Py_NewRef(K_empty_dict);
+    if (kind == S_list && PyList_GET_SIZE(v) == 0) return Py_NewRef(K_empty_list);
+    PyObject *text = kind == S_float ? PyObject_Repr(v) : PyObject_CallOneArg(H_dumps, v);
+    if (text == NULL) return NULL;
+    PyObject *k = PyTuple_Pack(2, kind, text);
+    Py_DECREF(text);
+    return k;
+}
+
+static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, WEnc *e);
+
 /* The categorical entry of v (Categorical.starts.get(as_key(v))): 1 with *hit, 0 for none, -1
  * on an error. */
-static int cat_find(WNode *w, PyObject *v, Hit *hit) {
+static int cat_find(WNode *w, PyObject *v, Hit *hit) { return cat_find_keyed(w, v, hit, NULL); }
+
+/* cat_find, a dict's or list's key kept in e (when not NULL) for the next lookup of the same
+ * object. */
+static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, WEnc *e) {
     PyObject *r;
     if (PyUnicode_CheckExact(v)) {
         if (w->sidx != NULL) return slot_hit(str_index_find(w->sidx, v, 0, PyUnicode_GET_LENGTH(v)), hit);
@@ -2312,8 +2359,17 @@ static int cat_find(WNode *w, PyObject *v, Hit *hit) {
         goto found;
     } else {
         if (PyDict_GET_SIZE(w->by_key) == 0) return 0;
-        PyObject *k = PyObject_CallOneArg(H_as_key, v);
-        if (k == NULL) return -1;
+        PyObject *k;
+        if (e != NULL && e->ksrc == v) {
+            k = Py_NewRef(e->kkey);
+        } else {
+            k = as_key(v);
+            if (k == NULL) return -1;
+            if (e != NULL && (PyDict_CheckExact(v) || PyList_CheckExact(v))) {
+                Py_XSETREF(e->ksrc, Py_NewRef(v));
+                Py_XSETREF(e->kkey, Py_NewRef(k));
+            }
+        }
         r = PyDict_GetItemWithError(w->by_key, k);
         Py_DECREF(k);
     }
@@ -2500,12 +2556,30 @@ static int wenc_chars(const Chars *ch, const unsigned char *s, Py_ssize_t n, WEn
     return 0;
 }
 
-/* The sameness of the general rules (as_key(a) == as_key(b)): same type, equal, floats by repr. */
+/* A str, int, float, bool or None (exactly those types): as_key's first part is its type's name. */
+static inline int is_scalar(PyObject *v) {
+    PyTypeObject *t = Py_TYPE(v);
+    return t == &PyUnicode_Type || t == &PyLong_Type || t == &PyFloat_Type || v == Py_None || t == &PyBool_Type;
+}
+
+/* The sameness of the general rules (as_key(a) == as_key(b)): same type, equal, floats by repr
+ * (the same bits, or both NaN), True, False and None by identity. */
 static int same_value(PyObject *a, PyObject *b) {
-    if (PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b)) return PyUnicode_Compare(a, b) == 0 ? 1 : (PyErr_Occurred() ? -1 : 0);
-    if (PyLong_CheckExact(a) && PyLong_CheckExact(b)) return PyObject_RichCompareBool(a, b, Py_EQ);
-    PyObject *ka = PyObject_CallOneArg(H_as_key, a);
-    PyObject *kb = ka ? PyObject_CallOneArg(H_as_key, b) : NULL;
+    if (is_scalar(a) && is_scalar(b)) {
+        if (Py_TYPE(a) != Py_TYPE(b)) return 0;
+        if (PyUnicode_CheckExact(a)) return PyUnicode_Compare(a, b) == 0 ? 1 : (PyErr_Occurred() ? -1 : 0);
+        if (PyLong_CheckExact(a)) return PyObject_RichCompareBool(a, b, Py_EQ);
+        if (PyFloat_CheckExact(a)) {
+            double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+            return memcmp(&x, &y, sizeof x) == 0 || (isnan(x) && isnan(y));
+        }
+        return a == b;
+    }
+    /* a scalar and a dict or list (exactly those): keys of different type names */
+    if ((is_scalar(a) || is_scalar(b)) && (PyDict_CheckExact(a) || PyList_CheckExact(a) || PyDict_CheckExact(b) || PyList_CheckExact(b)))
+        return 0;
+    PyObject *ka = as_key(a);
+    PyObject *kb = ka ? as_key(b) : NULL;
     int out = kb ? PyObject_RichCompareBool(ka, kb, Py_EQ) : -1;
     Py_XDECREF(ka);
     Py_XDECREF(kb);
@@ -2682,7 +2756,7 @@ static int wenc_rule(Program *p, Py_ssize_t i, PyObject *v, PyObject *src, WEnc 
         goto code;
     }
     Hit h;
-    int found = cat_find(w, src, &h);
+    int found = cat_find_keyed(w, src, &h, e);
     if (found < 0) return -1;
     if (!found) return wenc_node(p, w->other, v, e, c);  /* no prediction: no symbol */
     Py_ssize_t k = h.k;
@@ -3768,6 +3842,7 @@ static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag) {
     if (e != NULL) {
         Py_INCREF(e);
         e->nsym = e->side_n = e->items = e->count = 0;
+        wenc_forget(e);
     } else {
         e = (WEnc *)PyObject_CallOneArg((PyObject *)&WEncType, Py_True);
         if (e != NULL && reuse) {
@@ -3819,6 +3894,8 @@ static PyObject *program_frame(Program *p, PyObject *const *args, Py_ssize_t nar
     Py_XDECREF(frame);
 done:
     if (reuse) p->busy = 0;
+    if (cm != NULL) wenc_forget(cm);
+    if (g != NULL) wenc_forget(g);
     Py_XDECREF(cm);
     Py_XDECREF(g);
     return out;
@@ -3941,13 +4018,19 @@ PyMODINIT_FUNC PyInit__native(void) {
     S_encode_common_in = PyUnicode_InternFromString("encode_common_in");
     S_decode_common_in = PyUnicode_InternFromString("decode_common_in");
     S_compress = PyUnicode_InternFromString("compress");
+    S_dict = PyUnicode_InternFromString("dict");
+    S_list = PyUnicode_InternFromString("list");
+    S_float = PyUnicode_InternFromString("float");
+    K_empty_dict = Py_BuildValue("(Oy)", S_dict, "{}");
+    K_empty_list = Py_BuildValue("(Oy)", S_list, "[]");
     PyObject *seed = PyUnicode_FromString("zeroc.learned string index");
     Py_hash_t sh = seed ? PyObject_Hash(seed) : -1;
     Py_XDECREF(seed);
     if (sh == -1) return NULL;
     str_seed = (uint64_t)sh * 0x9e3779b97f4a7c15ULL;
     if (!S_encode || !S_decode || !S_encode_in || !S_decode_in || !S_encode_common || !S_decode_common ||
-        !S_encode_common_in || !S_decode_common_in || !S_compress)
+        !S_encode_common_in || !S_decode_common_in || !S_compress || !S_dict || !S_list || !S_float || !K_empty_dict ||
+        !K_empty_list)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
