@@ -48,12 +48,12 @@ RECHECK_SAVES = 100
 SIDE_FAST = 256
 SIDE_FAST_LEVEL = 3
 # Side streams, and serializations compared with a learned payload, of SIDE_LONG bytes or more are
-# compressed at level SIDE_LONG_LEVEL at most, so a long message costs no more per byte than a
-# short one: zstd-19 made 50 tweets as one message (232 KB of JSON) cost 154 us per KB to encode
-# against zstd-9's 12 (gzip-6: 31), for 3.4% fewer bytes (17,045 against 17,642), and canada.json
-# (2 MB) 190 us against 24 (gzip-6: 33), for 7% fewer (453,786 against 485,936).
+# compressed at level SIDE_LONG_LEVEL at most, so that a long message costs no more per byte than a
+# short one, and less than gzip-6: 50 tweets as one message (232 KB of JSON, a 54 KB side stream)
+# took 13 ms to encode with zstd-19, 1.9 with zstd-9 and 1.4 with zstd-6 (gzip-6: 1.7), for 17,045,
+# 17,641 and 17,949 bytes (gzip-6: 24,566).
 SIDE_LONG = 32 << 10
-SIDE_LONG_LEVEL = 9
+SIDE_LONG_LEVEL = 6
 # For format-5 and 6 models, first at this level: a payload this much smaller than zstd-3's is taken
 # without running zstd at the codec's level (zstd-19 of a large batch took longer than the
 # model's own coding), else the two are compared as before. On the real-traffic sets zstd-19
