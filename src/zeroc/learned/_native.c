@@ -1204,6 +1204,18 @@ static int block_over(const Big *den, const Big *rng, int *over) {
     return 0;
 }
 
+/* The last dict or list a rule read its prediction by, and its as_key: the rules of one object
+ * that share a source serialize it once. Forgotten when a value's walk ends (an encoder's source
+ * is the caller's and may change before the next). */
+typedef struct {
+    PyObject *src, *key;
+} KeyCache;
+
+static inline void keys_forget(KeyCache *kc) {
+    Py_CLEAR(kc->src);
+    Py_CLEAR(kc->key);
+}
+
 /* ---- WEnc ---- */
 
 typedef struct {
@@ -1217,22 +1229,14 @@ typedef struct {
     Py_ssize_t side_n, side_cap;
     limb *syms;        /* range: the value's symbols, three limbs each */
     Py_ssize_t nsym, capsym, items;
-    PyObject *ksrc, *kkey;  /* the last dict or list a rule read its prediction by, and its as_key:
-                               the rules of one object that share a source serialize it once */
+    KeyCache keys;
 } WEnc;
-
-/* Forget the rule source's key (at the end of each value's walk: the source is the caller's and
- * may change before the next). */
-static inline void wenc_forget(WEnc *e) {
-    Py_CLEAR(e->ksrc);
-    Py_CLEAR(e->kkey);
-}
 
 static void wenc_dealloc(WEnc *e) {
     big_free(&e->low); big_free(&e->rng); big_free(&e->den);
     big_free(&e->flow); big_free(&e->frng); big_free(&e->fden);
     Py_XDECREF(e->done);
-    wenc_forget(e);
+    keys_forget(&e->keys);
     PyMem_Free(e->side);
     PyMem_Free(e->syms);
     Py_TYPE(e)->tp_free((PyObject *)e);
@@ -1578,11 +1582,13 @@ typedef struct {
     limb rx, rrng, rr; /* range: the place above low, the range, the last slot's width */
     Py_ssize_t rn;     /* range: bytes shifted in past the first 8 */
     int contained;     /* range: side bytes follow the arithmetic part */
+    KeyCache keys;     /* (the decoded dicts are the decoder's own until the value is returned) */
 } WDec;
 
 static void wdec_dealloc(WDec *d) {
     big_free(&d->x); big_free(&d->R); big_free(&d->den); big_free(&d->num);
     big_free(&d->bden); big_free(&d->brng);
+    keys_forget(&d->keys);
     Py_XDECREF(d->data);
     Py_XDECREF(d->buf);
     Py_TYPE(d)->tp_free((PyObject *)d);
@@ -1700,6 +1706,7 @@ static int wspend(WDec *d, Py_ssize_t n) {
 static int wdec_start(WDec *d, PyObject *data, PyObject *engine, PyObject *max_size, int range) {
     big_free(&d->x); big_free(&d->R); big_free(&d->den); big_free(&d->num);  /* (free: init) */
     big_free(&d->bden); big_free(&d->brng);
+    keys_forget(&d->keys);
     Py_INCREF(data);
     Py_XSETREF(d->data, data);
     Py_CLEAR(d->buf);
@@ -2338,15 +2345,15 @@ static PyObject *as_key(PyObject *v) {
     return k;
 }
 
-static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, WEnc *e);
+static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, KeyCache *kc);
 
 /* The categorical entry of v (Categorical.starts.get(as_key(v))): 1 with *hit, 0 for none, -1
  * on an error. */
 static int cat_find(WNode *w, PyObject *v, Hit *hit) { return cat_find_keyed(w, v, hit, NULL); }
 
-/* cat_find, a dict's or list's key kept in e (when not NULL) for the next lookup of the same
+/* cat_find, a dict's or list's key kept in kc (when not NULL) for the next lookup of the same
  * object. */
-static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, WEnc *e) {
+static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, KeyCache *kc) {
     PyObject *r;
     if (PyUnicode_CheckExact(v)) {
         if (w->sidx != NULL) return slot_hit(str_index_find(w->sidx, v, 0, PyUnicode_GET_LENGTH(v)), hit);
@@ -2360,14 +2367,14 @@ static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, WEnc *e) {
     } else {
         if (PyDict_GET_SIZE(w->by_key) == 0) return 0;
         PyObject *k;
-        if (e != NULL && e->ksrc == v) {
-            k = Py_NewRef(e->kkey);
+        if (kc != NULL && kc->src == v) {
+            k = Py_NewRef(kc->key);
         } else {
             k = as_key(v);
             if (k == NULL) return -1;
-            if (e != NULL && (PyDict_CheckExact(v) || PyList_CheckExact(v))) {
-                Py_XSETREF(e->ksrc, Py_NewRef(v));
-                Py_XSETREF(e->kkey, Py_NewRef(k));
+            if (kc != NULL && (PyDict_CheckExact(v) || PyList_CheckExact(v))) {
+                Py_XSETREF(kc->src, Py_NewRef(v));
+                Py_XSETREF(kc->key, Py_NewRef(k));
             }
         }
         r = PyDict_GetItemWithError(w->by_key, k);
@@ -2756,7 +2763,7 @@ static int wenc_rule(Program *p, Py_ssize_t i, PyObject *v, PyObject *src, WEnc 
         goto code;
     }
     Hit h;
-    int found = cat_find_keyed(w, src, &h, e);
+    int found = cat_find_keyed(w, src, &h, &e->keys);
     if (found < 0) return -1;
     if (!found) return wenc_node(p, w->other, v, e, c);  /* no prediction: no symbol */
     Py_ssize_t k = h.k;
@@ -3221,7 +3228,7 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
     WNode *w = &p->nodes[i];
     limb s;
     Hit h = {0, 0, 0};
-    int found = COMPUTED(w->kind) ? 1 : cat_find(w, src, &h);
+    int found = COMPUTED(w->kind) ? 1 : cat_find_keyed(w, src, &h, &d->keys);
     if (found < 0) return NULL;
     if (!found) return wdec_node(p, w->other, d, c);
     Py_ssize_t k = h.k;
@@ -3842,7 +3849,7 @@ static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag) {
     if (e != NULL) {
         Py_INCREF(e);
         e->nsym = e->side_n = e->items = e->count = 0;
-        wenc_forget(e);
+        keys_forget(&e->keys);
     } else {
         e = (WEnc *)PyObject_CallOneArg((PyObject *)&WEncType, Py_True);
         if (e != NULL && reuse) {
@@ -3894,8 +3901,8 @@ static PyObject *program_frame(Program *p, PyObject *const *args, Py_ssize_t nar
     Py_XDECREF(frame);
 done:
     if (reuse) p->busy = 0;
-    if (cm != NULL) wenc_forget(cm);
-    if (g != NULL) wenc_forget(g);
+    if (cm != NULL) keys_forget(&cm->keys);
+    if (g != NULL) keys_forget(&g->keys);
     Py_XDECREF(cm);
     Py_XDECREF(g);
     return out;
@@ -3945,6 +3952,7 @@ static PyObject *program_unframe(Program *p, PyObject *const *args, Py_ssize_t n
         Py_XDECREF(r);
     }
 done:
+    keys_forget(&d->keys);
     if (reuse) {  /* the payload and side stream let go of until the next */
         Py_CLEAR(d->data);
         Py_CLEAR(d->buf);
