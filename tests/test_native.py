@@ -789,17 +789,24 @@ def _twins(v: object) -> list[object]:
 
 
 def test_a_rule_source_changed_between_two_values_is_read_again() -> None:
-    """The key of a dict a rule predicts from is kept for the rest of one value only: the same
-    dict, changed before the next value, gives that value's prediction."""
+    """The keys of the dicts rules predict from are kept for the rest of one value only: the same
+    dicts, changed before the next value, give that value's predictions, with rules taking turns
+    between two sources, in C as in Python."""
     fm = _generate.fm
     a, b = {"lang": "en"}, {"lang": "ja"}
     preds = {fm.as_key(a): "hello", fm.as_key(b): "konnichiwa"}
-    rule = fm.Given(0, preds, fm.Raw(), 1, 9)
-    model = Model(fm.Object(("meta", "greeting"), [fm.Categorical.learn([a, b]), rule], 1, 9), 5, 10)
-    meta = {"lang": "en"}
-    first = model._frame({"meta": meta, "greeting": "hello"}, b"")[0]
-    meta["lang"] = "ja"
-    second = model._frame({"meta": meta, "greeting": "konnichiwa"}, b"")[0]
-    assert model.decode(first) == {"meta": {"lang": "en"}, "greeting": "hello"}
-    assert model.decode(second) == {"meta": {"lang": "ja"}, "greeting": "konnichiwa"}
-    assert second == model._frame({"meta": {"lang": "ja"}, "greeting": "konnichiwa"}, b"")[0]
+    rules = [fm.Given(j % 2, preds, fm.Raw(), 1, 9) for j in range(3)]
+    sources = [fm.Categorical.learn([a, b]), fm.Categorical.learn([b, a])]
+    model = Model(fm.Object(("m1", "m2", "g1", "g2", "g3"), [*sources, *rules], 1, 9), 5, 10)
+    words = {"en": "hello", "ja": "konnichiwa"}
+    m1, m2 = {"lang": "en"}, {"lang": "ja"}
+    frames, values = [], []
+    for _ in range(3):
+        one, two = words[m1["lang"]], words[m2["lang"]]
+        value = {"m1": m1, "m2": m2, "g1": one, "g2": two, "g3": one}
+        frames.append(model._frame(value, b"")[0])
+        values.append(json.loads(json.dumps(value)))
+        m1["lang"], m2["lang"] = m2["lang"], m1["lang"]
+    assert [model.decode(f) for f in frames] == values
+    assert frames == [model._frame(v, b"")[0] for v in values]
+    assert_same_walk(model, values, random.Random(3))

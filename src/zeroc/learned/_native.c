@@ -1204,16 +1204,35 @@ static int block_over(const Big *den, const Big *rng, int *over) {
     return 0;
 }
 
-/* The last dict or list a rule read its prediction by, and its as_key: the rules of one object
- * that share a source serialize it once. Forgotten when a value's walk ends (an encoder's source
- * is the caller's and may change before the next). */
+/* The last few dicts or lists rules read their predictions by, and their as_key: the rules of one
+ * object that share a source serialize it once (an object's rules may take turns between two or
+ * three sources). Forgotten when a value's walk ends (an encoder's source is the caller's and may
+ * change before the next). */
+#define KEY_CACHE 4
 typedef struct {
-    PyObject *src, *key;
+    PyObject *src[KEY_CACHE], *key[KEY_CACHE];
+    int next;  /* the slot the next new source takes */
 } KeyCache;
 
 static inline void keys_forget(KeyCache *kc) {
-    Py_CLEAR(kc->src);
-    Py_CLEAR(kc->key);
+    for (int j = 0; j < KEY_CACHE; j++) {
+        Py_CLEAR(kc->src[j]);
+        Py_CLEAR(kc->key[j]);
+    }
+    kc->next = 0;
+}
+
+/* as_key(v) kept in kc (a new reference), or NULL with no error where kc lacks v. */
+static inline PyObject *keys_get(const KeyCache *kc, PyObject *v) {
+    for (int j = 0; j < KEY_CACHE; j++)
+        if (kc->src[j] == v) return Py_NewRef(kc->key[j]);
+    return NULL;
+}
+
+static inline void keys_put(KeyCache *kc, PyObject *v, PyObject *k) {
+    Py_XSETREF(kc->src[kc->next], Py_NewRef(v));
+    Py_XSETREF(kc->key[kc->next], Py_NewRef(k));
+    kc->next = (kc->next + 1) % KEY_CACHE;
 }
 
 /* ---- WEnc ---- */
@@ -2367,15 +2386,11 @@ static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, KeyCache *kc) {
     } else {
         if (PyDict_GET_SIZE(w->by_key) == 0) return 0;
         PyObject *k;
-        if (kc != NULL && kc->src == v) {
-            k = Py_NewRef(kc->key);
-        } else {
+        k = kc != NULL ? keys_get(kc, v) : NULL;
+        if (k == NULL) {
             k = as_key(v);
             if (k == NULL) return -1;
-            if (kc != NULL && (PyDict_CheckExact(v) || PyList_CheckExact(v))) {
-                Py_XSETREF(kc->src, Py_NewRef(v));
-                Py_XSETREF(kc->key, Py_NewRef(k));
-            }
+            if (kc != NULL && (PyDict_CheckExact(v) || PyList_CheckExact(v))) keys_put(kc, v, k);
         }
         r = PyDict_GetItemWithError(w->by_key, k);
         Py_DECREF(k);
