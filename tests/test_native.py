@@ -810,3 +810,20 @@ def test_a_rule_source_changed_between_two_values_is_read_again() -> None:
     assert [model.decode(f) for f in frames] == values
     assert frames == [model._frame(v, b"")[0] for v in values]
     assert_same_walk(model, values, random.Random(3))
+
+
+def test_short_and_long_texts_of_a_table_decode_as_python_does() -> None:
+    """A categorical's short ASCII texts are held in its entries and decoded from there (up to
+    15 characters); longer, empty and non-ASCII ones from their str objects: each decodes to
+    the value, as a field and as a word of a words value, in C as in Python."""
+    fm = _generate.fm
+    texts = ["", "a", "x" * 14, "y" * 15, "z" * 16, "é", "ab\u00e9", "日本", "a b", "q" * 40]
+    plain = fm.Categorical.learn(texts * 2, fallback=fm.Raw())
+    vocab = fm.Categorical.learn([t for t in texts if t and " " not in t] * 2, fallback=fm.Raw())
+    words = fm.Words(fm.Categorical.learn([1, 2, 3]), [vocab], 1, 9)
+    model = Model(fm.Object(("t", "w"), [plain, words], 1, 9), 5, 10)
+    values: list[object] = [{"t": t, "w": w} for t in texts for w in ("a", "y" * 15 + " z" * 8, "é 日本")]
+    decoded = [model.decode(model._frame(v, b"")[0]) for v in values]
+    assert decoded == values
+    assert all(type(d["t"]) is str and type(d["w"]) is str for d in decoded)  # type: ignore[index]
+    assert_same_walk(model, values, random.Random(9))

@@ -261,11 +261,25 @@ static int interval_args(PyObject *const *args, limb *low, limb *rng, limb *den)
 #define DIRECT_SLOTS (1 << 16)  /* totals up to this get a slot -> entry array, else a search */
 
 /* An entry: its first slot and its value (borrowed from the table's tuple); its frequency is the
- * next entry's start less its own, so a symbol's bounds and value share a cache line or two. */
+ * next entry's start less its own, so a symbol's bounds and value share a cache line or two. A
+ * short ASCII str value's characters are also held here (tlen of them; 0: none), so that decoding
+ * it reads no str object of the model's: a message's hits would otherwise touch as many of them,
+ * scattered over megabytes, mostly out of the caches when other work has run. */
+#define ENT_TEXT 15
 typedef struct {
     limb start;
     PyObject *value;
+    uint8_t tlen;
+    char text[ENT_TEXT];
 } TEntry;
+_Static_assert(sizeof(TEntry) == 32, "two entries a cache line");
+
+/* The str an entry holds the text of (tlen > 0), made anew. */
+static inline PyObject *ent_text(const TEntry *e) {
+    PyObject *out = PyUnicode_New(e->tlen, 127);
+    if (out != NULL) memcpy(PyUnicode_1BYTE_DATA(out), e->text, e->tlen);
+    return out;
+}
 
 static inline limb ent_freq(const TEntry *e) { return e[1].start - e[0].start; }
 
@@ -333,8 +347,15 @@ static PyObject *table_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             PyErr_SetString(PyExc_ValueError, "table frequencies must be positive and fit the total");
             goto fail;
         }
+        PyObject *v = PyTuple_GET_ITEM(t->values, i);
         t->ent[i].start = at;
-        t->ent[i].value = PyTuple_GET_ITEM(t->values, i);
+        t->ent[i].value = v;
+        t->ent[i].tlen = 0;
+        if (PyUnicode_CheckExact(v) && PyUnicode_IS_ASCII(v) && PyUnicode_GET_LENGTH(v) >= 1 &&
+            PyUnicode_GET_LENGTH(v) <= ENT_TEXT) {
+            t->ent[i].tlen = (uint8_t)PyUnicode_GET_LENGTH(v);
+            memcpy(t->ent[i].text, PyUnicode_1BYTE_DATA(v), t->ent[i].tlen);
+        }
         at += f;
     }
     if (at != total) {
@@ -343,6 +364,7 @@ static PyObject *table_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     }
     t->ent[k].start = total;
     t->ent[k].value = NULL;
+    t->ent[k].tlen = 0;
     if (direct && total - esc <= DIRECT_SLOTS && k <= UINT16_MAX) {
         t->slot16 = PyMem_Malloc((size_t)(total - esc) * sizeof(uint16_t));
         if (t->slot16 == NULL) { PyErr_NoMemory(); goto fail; }
@@ -3621,7 +3643,9 @@ static int wdec_text(Program *p, Py_ssize_t i, WDec *d, int c, TBuf *t, PyObject
     case K_CAT: {
         Py_ssize_t k;
         if ((r = cat_entry(w, d, c, &k)) <= 0) return r < 0 ? -1 : wdec_text(p, w->other, d, c, t, obj);
-        PyObject *v = w->ent[k].value;
+        const TEntry *e = &w->ent[k];
+        if (e->tlen) return tb_ascii(t, e->text, e->tlen) < 0 ? -1 : 1;
+        PyObject *v = e->value;
         if (PyUnicode_CheckExact(v)) return tb_str(t, v) < 0 ? -1 : 1;
         *obj = cat_value(w, v);
         return *obj ? 0 : -1;
@@ -3674,7 +3698,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         Py_ssize_t k;
         int r = cat_entry(w, d, c, &k);
         if (r <= 0) return r < 0 ? NULL : wdec_node(p, w->other, d, c);
-        return cat_value(w, w->ent[k].value);
+        return w->ent[k].tlen ? ent_text(&w->ent[k]) : cat_value(w, w->ent[k].value);
     }
     case K_TEMPLATE:
     case K_SHAPE:
