@@ -827,3 +827,17 @@ def test_short_and_long_texts_of_a_table_decode_as_python_does() -> None:
     assert decoded == values
     assert all(type(d["t"]) is str and type(d["w"]) is str for d in decoded)  # type: ignore[index]
     assert_same_walk(model, values, random.Random(9))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=2, max_size=700), st.integers(1, 50))
+def test_a_large_tables_guide_finds_every_entry_as_its_slot_array_does(counts: list[int], esc: int) -> None:
+    """A categorical of more than 256 slots decodes through a guide of one entry per 16 slots and
+    a few steps from there: every entry (first, last, of any frequency) and the escape, on both
+    paths, give the Python walk's bytes and values, and mutated payloads the same errors."""
+    fm = _generate.fm
+    values = [f"v{j}" for j in range(len(counts))]
+    table = fm.Categorical(values, counts, esc, fm.Raw())
+    model = Model(fm.Object(("x", "y"), [table, fm.Categorical([1, 2], [3, 1], 1, fm.Raw())], 1, 9), 5, 10)
+    rows: list[object] = [{"x": v, "y": 1} for v in values] + [{"x": "unseen", "y": 2}, {"x": 7, "y": 1}]
+    assert_same_walk(model, rows, random.Random(len(counts)))
