@@ -460,6 +460,41 @@ def test_bench_browser_reports_the_page_and_the_message_race(tmp_path: Path) -> 
     assert "ProductView" in text and "Zeroc table" in text
 
 
+def test_a_race_too_fast_for_the_page_clock_has_no_ratio() -> None:
+    """A best round that reads 0 ms (below performance.now()'s 0.1 ms steps, on a fast machine)
+    or a time not measured gives no ratio rather than a division by zero, and the report says
+    so with a dash."""
+    from zeroc.bench import _browser
+
+    form = {
+        "wire": 100,
+        "decoded": 100,
+        "points": 3,
+        "requestToArrays": 1.0,
+        "responseToArrays": 0.5,
+        "parse": None,
+    }
+    race = {"frame_bytes": 10.0, "zeroc_ms": 0.3}
+    result = {
+        "points": 3,
+        "rounds": 3,
+        "series": {"json": {**form, "parse": 0.0}, "zct": form, "arrow": form},
+        "messages": {
+            "count": 500,
+            "rounds": 30,
+            "json_bytes": 50.0,
+            "learned": {**race, "json_parse_ms": 0.0},
+            "zstd": {**race, "json_parse_ms": 0.2},
+        },
+    }
+    v = _browser.verdict(result)
+    assert v["messages_learned_over_json_parse"] is None and v["zct_to_arrays_over_json_parse"] is None
+    assert v["messages_zstd_over_json_parse"] == pytest.approx(1.5)
+    result["verdict"] = v
+    text = _browser.markdown(result, "zeroc bench browser")
+    assert "| –× |" in text and "| 1.50× |" in text
+
+
 def test_corrupted_frames_payloads_tables_and_dictionaries_raise_typed_errors(
     tmp_path: Path,
     dictionaries: dict[str, zeroc.Dictionary],

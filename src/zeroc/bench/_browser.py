@@ -164,16 +164,27 @@ def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _ratio(a: float | None, b: float | None) -> float | None:
+    """a / b, or None where either was not measured or b is below the page clock's resolution
+    (Chromium's performance.now() ticks in 0.1 ms steps where a page is not cross-origin
+    isolated: a fast machine parses 500 small messages in less, and the best round reads 0)."""
+    return a / b if a is not None and b else None
+
+
+def _times(x: float | None) -> str:
+    return f"{x:.2f}" if x is not None else "–"
+
+
 def verdict(result: dict[str, Any]) -> dict[str, Any]:
-    """Issue 18's bars, as this run measured them."""
+    """Issue 18's bars, as this run measured them (None: too fast for the page's clock)."""
     s, m = result["series"], result["messages"]
     zct, js, arrow = s["zct"], s["json"], s["arrow"]
     return {
         "zct_over_json_gzip": zct["wire"] / js["wire"],
         "zct_over_arrow_zstd": zct["wire"] / arrow["wire"],
-        "zct_to_arrays_over_json_parse": zct["responseToArrays"] / js["parse"],
+        "zct_to_arrays_over_json_parse": _ratio(zct["responseToArrays"], js["parse"]),
         **{
-            f"messages_{k}_over_json_parse": m[k]["zeroc_ms"] / m[k]["json_parse_ms"]
+            f"messages_{k}_over_json_parse": _ratio(m[k]["zeroc_ms"], m[k]["json_parse_ms"])
             for k in ("learned", "zstd")
         },
     }
@@ -193,12 +204,12 @@ def table(result: dict[str, Any]) -> str:
         lines.append(
             f"{m['count']:,} ProductView frames ({k}, {m[k]['frame_bytes']:.1f} B): "
             f"{m[k]['zeroc_ms']:.1f} ms to decode, JSON.parse of their JSON {m[k]['json_parse_ms']:.1f} ms "
-            f"({v[f'messages_{k}_over_json_parse']:.2f}x)"
+            f"({_times(v[f'messages_{k}_over_json_parse'])}x)"
         )
     lines += [
         f"Zeroc table / JSON + gzip: {v['zct_over_json_gzip']:.3f}; / Arrow IPC + zstd: "
         f"{v['zct_over_arrow_zstd']:.3f}; response->arrays / JSON.parse: "
-        f"{v['zct_to_arrays_over_json_parse']:.2f}",
+        f"{_times(v['zct_to_arrays_over_json_parse'])}",
     ]
     return "\n".join(lines)
 
@@ -233,7 +244,7 @@ def markdown(result: dict[str, Any], command: str) -> str:
         "",
         f"The Zeroc table is {v['zct_over_json_gzip']:.3f}× JSON + gzip's bytes and "
         f"{v['zct_over_arrow_zstd']:.3f}× Arrow IPC + zstd's; from response to typed arrays it "
-        f"takes {v['zct_to_arrays_over_json_parse']:.2f}× the time of `JSON.parse` alone (before "
+        f"takes {_times(v['zct_to_arrays_over_json_parse'])}× the time of `JSON.parse` alone (before "
         "JSON's timestamps are even parsed).",
         "",
         "![The chart the page drew from the Zeroc table](series.png)",
@@ -254,6 +265,6 @@ def markdown(result: dict[str, Any], command: str) -> str:
         out.append(
             f"| {label} | {r['frame_bytes']:.1f} | {r['zeroc_ms']:.1f} "
             f"| {1000 * r['zeroc_ms'] / m['count']:.2f} | {r['json_parse_ms']:.1f} "
-            f"| {v[f'messages_{k}_over_json_parse']:.2f}× |"
+            f"| {_times(v[f'messages_{k}_over_json_parse'])}× |"
         )
     return "\n".join(out) + "\n"
