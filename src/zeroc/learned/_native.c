@@ -2015,8 +2015,6 @@ static int const_entries(WNode *w) {
         (field) = (uint8_t)truth_;                  \
     } while (0)
 
-/* Program(nodes): each node a tuple (kind, py node, esc, total, other, a, b, c, kids, extra);
- * zeroc/learned/_walk.py makes them, from a model the reader has checked. */
 /* Categoricals of more slots than this decode through a guide instead of their slot array. */
 #define GUIDE_MIN 256
 #define GUIDE_SHIFT 4  /* slots a guide bucket covers: 2^GUIDE_SHIFT */
@@ -2039,6 +2037,8 @@ static int cat_guide(WNode *w) {
     return 0;
 }
 
+/* Program(nodes): each node a tuple (kind, py node, esc, total, other, a, b, c, kids, extra);
+ * zeroc/learned/_walk.py makes them, from a model the reader has checked. */
 static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *list;
     if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &list)) return NULL;
@@ -2397,9 +2397,9 @@ static inline int slot_hit(const StrSlot *slot, Hit *hit) {
     return 1;
 }
 
-/* as_key(v) for a value that is no str, int, bool or None: a float's, a dict's and a list's made
- * here as _nodes.as_key makes them (("float", repr(v)), ("dict", dumps(v)), ("list", ...)), the
- * rest by as_key itself. */
+/* as_key(v): a float's, a dict's and a list's key made here as _nodes.as_key makes them
+ * (("float", repr(v)), ("dict", dumps(v)), ("list", dumps(v))), any other value's by as_key
+ * itself. */
 static PyObject *as_key(PyObject *v) {
     PyObject *kind = PyFloat_CheckExact(v) ? S_float : PyDict_CheckExact(v) ? S_dict : PyList_CheckExact(v) ? S_list : NULL;
     if (kind == NULL) return PyObject_CallOneArg(H_as_key, v);
@@ -2433,8 +2433,7 @@ static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, KeyCache *kc) {
         goto found;
     } else {
         if (PyDict_GET_SIZE(w->by_key) == 0) return 0;
-        PyObject *k;
-        k = kc != NULL ? keys_get(kc, v) : NULL;
+        PyObject *k = kc != NULL ? keys_get(kc, v) : NULL;
         if (k == NULL) {
             k = as_key(v);
             if (k == NULL) return -1;
