@@ -186,7 +186,7 @@ class Codec:
         self._others: dict[bytes, Codec] = {}
         self._model: Model | None = None
         self._recheck = self._engine  # what a long learned payload is compared with
-        self._long_engine = self._engine  # and at the codec's level, from SIDE_LONG bytes on
+        self._long_engine = self._engine  # for SIDE_LONG bytes on (SIDE_LONG_LEVEL at most)
         if dictionary is not None and dictionary.model is not None:
             self._model = Model.from_bytes(dictionary.model, side=self._engine)
             if self._model.version >= 6 and family == "zstd" and level > SIDE_FAST_LEVEL:
