@@ -3,6 +3,7 @@ against the pure-Python code: the same payload bytes, the same values, the same 
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import json
 import os
@@ -841,3 +842,46 @@ def test_a_large_tables_guide_finds_every_entry_as_its_slot_array_does(counts: l
     model = Model(fm.Object(("x", "y"), [table, fm.Categorical([1, 2], [3, 1], 1, fm.Raw())], 1, 9), 5, 10)
     rows: list[object] = [{"x": v, "y": 1} for v in values] + [{"x": "unseen", "y": 2}, {"x": 7, "y": 1}]
     assert_same_walk(model, rows, random.Random(len(counts)))
+
+
+def test_a_tables_dicts_and_lists_decode_as_copies_of_their_own() -> None:
+    """A categorical's and a given rule's dicts and lists decode (copied in C) to values equal to
+    Python's, of the same types all the way down, which the caller may change without changing
+    the model: the next decode gives the table's value again. An OrderedDict learned in this
+    process is copied by copy_value, to a plain dict."""
+    fm = _generate.fm
+    tables: list[object] = [
+        {"hashtags": [], "urls": [{"url": "https://t.co/x", "indices": [0, 23]}], "n": 2**70, "f": -0.0},
+        [1, 2.5, None, True, "é", {"deep": [[{"x": {}}]]}],
+        collections.OrderedDict([("b", 1), ("a", [collections.OrderedDict(z=1)])]),
+        {},
+        [],
+    ]
+    source = fm.Categorical.learn(tables * 2, fallback=fm.Raw())
+    given = fm.Given(0, {fm.as_key(t): t for t in tables}, fm.Raw(), 1, 9)
+    model = Model(fm.Object(("t", "g"), [source, given], 1, 9), 5, 10)
+    values = [{"t": t, "g": t} for t in tables]
+    frames = [model._frame(v, b"")[0] for v in values]
+    want = [json.loads(json.dumps(v)) for v in values]
+
+    def typed(v: object) -> object:
+        if isinstance(v, dict):
+            return (type(v), [(k, typed(x)) for k, x in v.items()])
+        if isinstance(v, list):
+            return (type(v), [typed(x) for x in v])
+        return (type(v), repr(v))
+
+    for _ in range(2):
+        got = [model.decode(f) for f in frames]
+        assert [typed(g) for g in got] == [typed(w) for w in want]
+        for g in got:
+            for part in g.values():  # type: ignore[attr-defined]
+                if isinstance(part, dict):
+                    if "urls" in part:
+                        part["urls"][0]["indices"].append(99)
+                    part.clear()
+                    part["changed"] = 1
+                elif isinstance(part, list):
+                    part.append("changed")
+    assert tables[0]["urls"][0]["indices"] == [0, 23]  # type: ignore[index]
+    assert_same_walk(model, values, random.Random(5))

@@ -3286,6 +3286,58 @@ static int wdec_count(Program *p, Py_ssize_t i, WDec *d, int c, long long lo, lo
     return 0;
 }
 
+/* A copy of a table's dict or list that the caller may change: new dicts and lists all the way
+ * down, the scalars (str, int, float, bool, None: immutable) shared, which is what copy_value's
+ * JSON round trip gives back. 0 where it meets anything else (a tuple, a subclass, as of an
+ * OrderedDict learned in this process, a key that is not a str), which copy_value is then left
+ * to copy; -1 on an error. */
+static int copy_json(PyObject *v, PyObject **out) {
+    if (PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyBool_Check(v) ||
+        v == Py_None) {
+        Py_INCREF(v);
+        *out = v;
+        return 1;
+    }
+    if (Py_EnterRecursiveCall(" copying a table's value")) return -1;
+    int r = 0;
+    PyObject *c = NULL;
+    if (PyList_CheckExact(v)) {
+        Py_ssize_t n = PyList_GET_SIZE(v);
+        if ((c = PyList_New(n)) == NULL) goto fail;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *x;
+            if ((r = copy_json(PyList_GET_ITEM(v, j), &x)) <= 0) goto fail;
+            PyList_SET_ITEM(c, j, x);
+        }
+    } else if (PyDict_CheckExact(v)) {
+        if ((c = _PyDict_NewPresized(PyDict_GET_SIZE(v))) == NULL) goto fail;
+        Py_ssize_t pos = 0;
+        PyObject *k, *x, *y;
+        while (PyDict_Next(v, &pos, &k, &x)) {
+            if (!PyUnicode_CheckExact(k)) goto fail;
+            if ((r = copy_json(x, &y)) <= 0) goto fail;
+            r = PyDict_SetItem(c, k, y);
+            Py_DECREF(y);
+            if (r < 0) goto fail;
+        }
+    } else {
+        goto fail;
+    }
+    Py_LeaveRecursiveCall();
+    *out = c;
+    return 1;
+fail:
+    Py_LeaveRecursiveCall();
+    Py_XDECREF(c);
+    return r < 0 || PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *copy_table_value(PyObject *v) {
+    PyObject *out;
+    int r = copy_json(v, &out);
+    return r > 0 ? out : r < 0 ? NULL : PyObject_CallOneArg(H_copy, v);
+}
+
 static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int c) {
     WNode *w = &p->nodes[i];
     limb s;
@@ -3319,7 +3371,7 @@ static PyObject *wdec_rule(Program *p, Py_ssize_t i, PyObject *src, WDec *d, int
         return out;
     }
     if (c && !w->plain[k]) return derr("a given field has no plain prediction on the common path");
-    if (PyDict_Check(q) || PyList_Check(q)) return PyObject_CallOneArg(H_copy, q);
+    if (PyDict_Check(q) || PyList_Check(q)) return copy_table_value(q);
     Py_INCREF(q);
     return q;
 }
@@ -3559,7 +3611,7 @@ static inline int cat_entry(const WNode *w, WDec *d, int c, Py_ssize_t *k) {
 
 /* A categorical's value: its own object, or a copy where it can be changed. */
 static inline PyObject *cat_value(const WNode *w, PyObject *v) {
-    if (w->mutable_ && (PyDict_Check(v) || PyList_Check(v))) return PyObject_CallOneArg(H_copy, v);
+    if (w->mutable_ && (PyDict_Check(v) || PyList_Check(v))) return copy_table_value(v);
     Py_INCREF(v);
     return v;
 }
