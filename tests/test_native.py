@@ -725,6 +725,31 @@ def test_sums_and_affixes_code_in_c_as_in_python(rows: list[tuple[object, ...]])
         assert_same_walk(model, values, random.Random(len(values)))
 
 
+_TIES = [0.125, 0.375, 2.5, 0.5, 1.5, -2.5, 2.675, 1.005, 0.045, 1e-7, 5e-324, -0.0, 0.0, 1e22, 4503599627370.4995]
+_TIES += [9007199254740991.0 / 10**s for s in range(7)] + [9007199254740993.0 / 10**s for s in range(7)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(_TIES)), max_size=12))
+def test_a_sums_rounding_in_c_is_pythons_round(xs: list[float]) -> None:
+    """A float total rounded to 0-6 places in C is round()'s, ties and the edges of the integer
+    way included (halves, values whose text rounds otherwise than their binary value, the
+    smallest subnormal, totals past 2^53 at that scale): the C walk's bytes are the Python
+    walk's, whose rule holds on each."""
+    fm = _generate.fm
+    item = fm.Object(("q", "p"), [fm.Categorical.learn([1]), fm.Raw()], 1, 9)
+    for scale in range(7):
+        total = fm.SumOf(0, "q", "p", scale, fm.Raw(), 1, 9)
+        model = Model(fm.Object(("items", "total"), [fm.Array(fm.Categorical.learn([1]), item, 1, 9), total], 1, 9), 5, 10)
+        pure = python_walk(model)
+        for x in [*xs, *_TIES]:
+            v = {"items": [{"q": 1, "p": x}], "total": round(x, scale)}
+            assert total.compute(v["items"]) == v["total"]
+            payload = model.encode(v)
+            assert payload == pure.encode(v), (x, scale)
+            assert model.decode(payload) == v
+
+
 def test_a_sum_over_texts_and_big_integers_is_no_prediction_and_codes_exactly() -> None:
     """A sum rule's item fields that are not numbers (a text beside an integer of 2^40) give no
     prediction, at once: multiplied, they would repeat the text into a terabyte. The message

@@ -2728,9 +2728,37 @@ python:
     return out;
 }
 
+/* round(x, scale) for 0 <= scale <= 6 and a finite x: the decimal of scale places nearest x's
+ * exact binary value (ties to the even last digit), then the double nearest that decimal, as
+ * round() makes them with its correctly rounded text. Worked out in integers where
+ * |x| * 10^scale < 2^53 (0 elsewhere, for the text's way): |x| = m * 2^e exactly, so
+ * |x| * 10^scale = m * 5^scale * 2^(e + scale), below 2^72; the quotient by a power of two and
+ * its remainder round it, and the rounded n < 2^53 over 10^scale (both exact doubles) is one
+ * correctly rounded division. */
+static int round_places(double x, int scale, double *out) {
+    static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+    static const uint64_t p5[] = {1, 5, 25, 125, 625, 3125, 15625};
+    if (scale < 0 || scale > 6 || !(fabs(x) < 9007199254740992.0 / p10[scale])) return 0;
+    int e;
+    uint64_t m = (uint64_t)ldexp(frexp(fabs(x), &e), 53);  /* |x| = m * 2^(e - 53) */
+    unsigned __int128 v = (unsigned __int128)m * p5[scale];
+    int k = 53 - e - scale;  /* |x| * 10^scale = v / 2^k */
+    uint64_t n;
+    if (k <= 0) {
+        n = (uint64_t)(v << -k);  /* below 2^53 by the test above */
+    } else if (k >= 127) {
+        n = 0;  /* v < 2^72: below a quarter */
+    } else {
+        unsigned __int128 q = v >> k, rem = v - (q << k), half = (unsigned __int128)1 << (k - 1);
+        n = (uint64_t)q + (rem > half || (rem == half && (q & 1)));
+    }
+    *out = copysign((double)n / p10[scale], x);
+    return 1;
+}
+
 /* SumOf.compute(src): sum(item[a] * item[b]) over a list of dicts, added left to right from the
- * integer 0, a float total rounded to scale decimals as round() does (the correctly rounded
- * decimal text, read back); NULL with no error where it has no prediction. What C does not take
+ * integer 0, a float total rounded to scale decimals as round() does (round_places, or the
+ * correctly rounded decimal text read back); NULL with no error where it has no prediction. What C does not take
  * exactly (other types, ints past 64 bits, totals not finite) goes to the Python node. */
 static PyObject *sum_value(WNode *w, PyObject *src) {
     if (!PyList_CheckExact(src)) goto python;
@@ -2777,6 +2805,8 @@ static PyObject *sum_value(WNode *w, PyObject *src) {
     }
     if (!isfloat) return PyLong_FromLongLong(itotal);
     if (!isfinite(ftotal)) goto python;
+    double rounded;
+    if (round_places(ftotal, w->scale, &rounded)) return PyFloat_FromDouble(rounded);
     char buf[400];
     snprintf(buf, sizeof buf, "%.*f", w->scale, ftotal);
     return PyFloat_FromDouble(strtod(buf, NULL));
@@ -3838,6 +3868,13 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         PyObject *o = wdec_node(p, w->a, d, c);
         if (o == NULL) return NULL;
         if (!PyLong_CheckExact(o)) { Py_DECREF(o); return derr("decimal field decoded to a non-integer"); }
+        int overflow;
+        long long n = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (!overflow && n >= -(1LL << 53) && n <= (1LL << 53)) {
+            /* as Python divides two ints that doubles hold exactly: one correctly rounded division */
+            Py_DECREF(o);
+            return PyFloat_FromDouble((double)n / w->pow10);
+        }
         PyObject *out = PyNumber_TrueDivide(o, w->pow10_obj);
         Py_DECREF(o);
         return out;
