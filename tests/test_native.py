@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zeroc
-from zeroc import DecodeError, ZerocError
+from zeroc import DecodeError, ZerocError, _json
 from zeroc.learned import _generate
 from zeroc.learned._coder import check, shortest
 from zeroc.learned._model import Model
@@ -910,3 +910,37 @@ def test_a_tables_dicts_and_lists_decode_as_copies_of_their_own() -> None:
                     part.append("changed")
     assert tables[0]["urls"][0]["indices"] == [0, 23]  # type: ignore[index]
     assert_same_walk(model, values, random.Random(5))
+
+
+_SIDE_TEXTS = [b'"abc"', b'""', b'"a\x7fb"', b'"\xc3\xa9\xe6\x97\xa5"', b'"\xc3"', b'"\xed\xa0\x80"', b'"a\\nb"']
+_SIDE_TEXTS += [b'"a\nb"', b'"a"b"', b'"', b"0", b"-0", b"01", b"-01", b"-", b"123456789012345678"]
+_SIDE_TEXTS += [b"-123456789012345678", b"9223372036854775807", b"18446744073709551616", b"1.5", b"1e5"]
+_SIDE_TEXTS += [b"true", b"false", b"null", b"nul", b"tru", b" 1", b"[1]", b'{"a":1}', b"", b"12a", b"--1"]
+
+
+def test_side_stream_texts_decode_in_c_as_json_loads_reads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The texts C reads itself (strings without escapes, short integers, true, false, null) and
+    the ones it leaves to orjson, valid or not (escapes, control characters, bad UTF-8, leading
+    zeros, floats, containers, cut texts) decode in C to the value or the error that the Python
+    walk's _json.loads gives."""
+    fm = _generate.fm
+    model = Model(fm.Object(("a", "b"), [fm.Raw(), fm.Raw()], 1, 9), 5, 10)
+    pure = python_walk(model)
+    written = {}
+
+    def put_raw(v: object, enc: object) -> None:  # the text a test value stands for
+        data = written.get(v, _json.dumps(v)) if isinstance(v, str) else _json.dumps(v)
+        for op in fm.code_length(len(data)):
+            enc.put(*op)  # type: ignore[attr-defined]
+        enc.put_bytes(data)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(fm, "put_raw", put_raw)
+    seen = []
+    for j, text in enumerate(_SIDE_TEXTS):
+        written[f"text {j}"] = text
+        for value in ({"a": f"text {j}", "b": 1}, {"a": "x", "b": f"text {j}"}):
+            payload = pure.encode(value)
+            got = _outcome(model.decode, payload)
+            assert got == _outcome(pure.decode, payload), text
+            seen.append(got[0])
+    assert "value" in seen and "error" in seen

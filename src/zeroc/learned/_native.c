@@ -3278,6 +3278,34 @@ static PyObject *join_parts(PyObject *const *parts, Py_ssize_t n, int spaced) {
     return out;
 }
 
+/* The value of the JSON texts most side-stream values are, read here as orjson reads them: a
+ * string without escapes or control characters (UTF-8 checked by Python's strict decoder), an
+ * integer of at most 18 digits without a leading zero, true, false, null. NULL with no error
+ * for any other text, which orjson is left to read (and to reject). */
+static PyObject *plain_json(const unsigned char *b, Py_ssize_t n) {
+    if (n >= 2 && b[0] == '"' && b[n - 1] == '"') {
+        unsigned char bad = 0;
+        for (Py_ssize_t j = 1; j < n - 1; j++) bad |= (b[j] < 0x20) | (b[j] == '"') | (b[j] == '\\');
+        if (bad) return NULL;
+        PyObject *out = PyUnicode_DecodeUTF8((const char *)b + 1, n - 2, "strict");
+        if (out == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) PyErr_Clear();
+        return out;
+    }
+    Py_ssize_t j = n > 0 && b[0] == '-';
+    if (n - j >= 1 && n - j <= 18 && (b[j] != '0' || n - j == 1)) {
+        long long v = 0;
+        for (Py_ssize_t q = j; q < n; q++) {
+            if (b[q] < '0' || b[q] > '9') return NULL;
+            v = v * 10 + (b[q] - '0');
+        }
+        return PyLong_FromLongLong(j ? -v : v);
+    }
+    if (n == 4 && memcmp(b, "true", 4) == 0) Py_RETURN_TRUE;
+    if (n == 5 && memcmp(b, "false", 5) == 0) Py_RETURN_FALSE;
+    if (n == 4 && memcmp(b, "null", 4) == 0) Py_RETURN_NONE;
+    return NULL;
+}
+
 static PyObject *wdec_raw(WDec *d) {
     limb width, rest, n;
     if (wuni(d, 64, &width) < 0) return NULL;
@@ -3288,6 +3316,14 @@ static PyObject *wdec_raw(WDec *d) {
         n = width;
     }
     if (n > (limb)PY_SSIZE_T_MAX) return derr("escaped bytes run past the side stream");
+    if (H_fastloads && n <= (limb)(PyBytes_GET_SIZE(d->buf) - d->pos)) {
+        PyObject *out = plain_json((const unsigned char *)PyBytes_AS_STRING(d->buf) + d->pos, (Py_ssize_t)n);
+        if (out != NULL) {
+            d->pos += (Py_ssize_t)n;
+            return out;
+        }
+        if (PyErr_Occurred()) return NULL;
+    }
     PyObject *data = wtake_bytes(d, (Py_ssize_t)n);
     if (data == NULL) return NULL;
     /* orjson's parser straight away, but for exact texts (a leading space) and long ones, which
