@@ -2586,11 +2586,23 @@ static inline int span_entry(WNode *w, PyObject *v, Py_ssize_t a, Py_ssize_t b, 
     return w->kind == K_CAT && w->sidx != NULL && slot_hit(str_index_find(w->sidx, v, a, b), h);
 }
 
-/* Node i for the text v[a:b]: a categorical's hit straight from the span, else a substring. */
+static int wenc_chars(const Chars *ch, const unsigned char *s, Py_ssize_t n, WEnc *e);
+
+/* Node i for the text v[a:b]: a categorical's hit straight from the span, or its miss spelt out
+ * from there, else a substring. */
 static int wenc_sub(Program *p, Py_ssize_t i, PyObject *v, Py_ssize_t a, Py_ssize_t b, WEnc *e, int c) {
     WNode *w = &p->nodes[i];
     Hit h;
     if (span_entry(w, v, a, b, &h)) return cat_put(w, &h, e, c);
+    if (w->kind == K_CAT && w->sidx != NULL && PyUnicode_IS_ASCII(v) && p->nodes[w->other].kind == K_CHARS) {
+        /* a word the table lacks, spelt out: K_CAT's escape and K_CHARS's bytes, from the span
+         * (an ASCII str's characters are its UTF-8) */
+        const WNode *o = &p->nodes[w->other];
+        if (c && w->leaves) return 1;
+        if (wput(e, 0, w->esc, w->total) < 0) return -1;
+        if (!c && wput(e, o->esc, o->total - o->esc, o->total) < 0) return -1;
+        return wenc_chars(o->chars, PyUnicode_1BYTE_DATA(v) + a, b - a, e);
+    }
     PyObject *s = PyUnicode_Substring(v, a, b);
     if (s == NULL) return -1;
     int rc = wenc_node(p, i, s, e, c);
