@@ -725,12 +725,30 @@ def test_sums_and_affixes_code_in_c_as_in_python(rows: list[tuple[object, ...]])
         assert_same_walk(model, values, random.Random(len(values)))
 
 
-_TIES = [0.125, 0.375, 2.5, 0.5, 1.5, -2.5, 2.675, 1.005, 0.045, 1e-7, 5e-324, -0.0, 0.0, 1e22, 4503599627370.4995]
+_TIES = [
+    0.125,
+    0.375,
+    2.5,
+    0.5,
+    1.5,
+    -2.5,
+    2.675,
+    1.005,
+    0.045,
+    1e-7,
+    5e-324,
+    -0.0,
+    0.0,
+    1e22,
+    4503599627370.4995,
+]
 _TIES += [9007199254740991.0 / 10**s for s in range(7)] + [9007199254740993.0 / 10**s for s in range(7)]
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(_TIES)), max_size=12))
+@given(
+    st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(_TIES)), max_size=12)
+)
 def test_a_sums_rounding_in_c_is_pythons_round(xs: list[float]) -> None:
     """A float total rounded to 0-6 places in C is round()'s, ties and the edges of the integer
     way included (halves, values whose text rounds otherwise than their binary value, the
@@ -740,7 +758,11 @@ def test_a_sums_rounding_in_c_is_pythons_round(xs: list[float]) -> None:
     item = fm.Object(("q", "p"), [fm.Categorical.learn([1]), fm.Raw()], 1, 9)
     for scale in range(7):
         total = fm.SumOf(0, "q", "p", scale, fm.Raw(), 1, 9)
-        model = Model(fm.Object(("items", "total"), [fm.Array(fm.Categorical.learn([1]), item, 1, 9), total], 1, 9), 5, 10)
+        model = Model(
+            fm.Object(("items", "total"), [fm.Array(fm.Categorical.learn([1]), item, 1, 9), total], 1, 9),
+            5,
+            10,
+        )
         pure = python_walk(model)
         for x in [*xs, *_TIES]:
             v = {"items": [{"q": 1, "p": x}], "total": round(x, scale)}
@@ -912,7 +934,15 @@ def test_a_tables_dicts_and_lists_decode_as_copies_of_their_own() -> None:
     assert_same_walk(model, values, random.Random(5))
 
 
-_SIDE_TEXTS = [b'"abc"', b'""', b'"a\x7fb"', b'"\xc3\xa9\xe6\x97\xa5"', b'"\xc3"', b'"\xed\xa0\x80"', b'"a\\nb"']
+_SIDE_TEXTS = [
+    b'"abc"',
+    b'""',
+    b'"a\x7fb"',
+    b'"\xc3\xa9\xe6\x97\xa5"',
+    b'"\xc3"',
+    b'"\xed\xa0\x80"',
+    b'"a\\nb"',
+]
 _SIDE_TEXTS += [b'"a\nb"', b'"a"b"', b'"', b"0", b"-0", b"01", b"-01", b"-", b"123456789012345678"]
 _SIDE_TEXTS += [b"-123456789012345678", b"9223372036854775807", b"18446744073709551616", b"1.5", b"1e5"]
 _SIDE_TEXTS += [b"true", b"false", b"null", b"nul", b"tru", b" 1", b"[1]", b'{"a":1}', b"", b"12a", b"--1"]
