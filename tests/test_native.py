@@ -974,3 +974,19 @@ def test_side_stream_texts_decode_in_c_as_json_loads_reads_them(monkeypatch: pyt
             assert got == _outcome(pure.decode, payload), text
             seen.append(got[0])
     assert "value" in seen and "error" in seen
+
+
+def test_int_tables_find_their_entries_in_c_as_python_does() -> None:
+    """A categorical's and a given rule's int entries, found through C's table where every key
+    has 64 bits (and through the dict where one has more): hits at both ends of 64 bits, misses,
+    ints past 64 bits looked up in a table of small ones, and True, 1.0 and "1" beside 1, in C
+    as in Python."""
+    fm = _generate.fm
+    ints = [-(1 << 63), (1 << 63) - 1, 0, -1, 1, 5, 1000, 123456789012]
+    for keys in (ints, [*ints, 1 << 70]):
+        table = fm.Categorical.learn(keys * 3, fallback=fm.Raw())
+        given = fm.Given(0, {fm.as_key(k): f"is {k}" for k in keys}, fm.Raw(), 1, 9)
+        model = Model(fm.Object(("n", "g"), [table, given], 1, 9), 5, 10)
+        probes: list[object] = [*ints, 1 << 64, -(1 << 64), 1 << 70, 2, True, False, 1.0, "1", None]
+        values: list[object] = [{"n": n, "g": f"is {n}"} for n in probes] + [{"n": n, "g": 0} for n in probes]
+        assert_same_walk(model, values, random.Random(len(keys)))

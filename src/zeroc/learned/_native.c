@@ -965,6 +965,83 @@ static inline const StrSlot *str_index_find(const StrIndex *x, PyObject *v, Py_s
     }
 }
 
+/* A categorical's int entries as a C hash table (each a 24-byte slot with the entry's symbol),
+ * for the same reasons as StrIndex: a Python dict lookup of an int read the dict's arrays and
+ * the key object. Keys of 64 bits (a table with a larger one keeps its dict); the hash is the
+ * splitmix64 finalizer of the key xor str_seed, so that a model file cannot choose collisions. */
+typedef struct {
+    int64_t key;
+    uint32_t entry1;          /* entry + 1; 0: an empty slot */
+    uint32_t start, freq;     /* the entry's symbol in its table (0, 0 without a table) */
+} IntSlot;
+
+typedef struct {
+    size_t mask;
+    IntSlot *slots;
+} IntIndex;
+
+static inline uint64_t int_hash(int64_t k) {
+    uint64_t h = (uint64_t)k ^ str_seed;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    return h ^ (h >> 31);
+}
+
+static void int_index_free(IntIndex *x) {
+    if (x == NULL) return;
+    PyMem_Free(x->slots);
+    PyMem_Free(x);
+}
+
+/* The table of a by_int dict (entries' symbols from table, which may be NULL), or NULL with no
+ * error where the dict serves (an empty dict, a key that is not an exact int of 64 bits, an
+ * entry past the table or 2^31, a total past 2^32), or NULL with an error. */
+static IntIndex *int_index_new(PyObject *by_int, const Table *table) {
+    Py_ssize_t n = PyDict_GET_SIZE(by_int), pos = 0;
+    if (n == 0 || (table != NULL && table->total > UINT32_MAX)) return NULL;
+    size_t cap = 8;
+    while (cap < (size_t)n * 2) cap <<= 1;
+    IntIndex *x = PyMem_Malloc(sizeof(IntIndex));
+    IntSlot *slots = PyMem_Calloc(cap, sizeof(IntSlot));
+    if (x == NULL || slots == NULL) { PyMem_Free(x); PyMem_Free(slots); PyErr_NoMemory(); return NULL; }
+    x->mask = cap - 1;
+    x->slots = slots;
+    PyObject *k, *v;
+    while (PyDict_Next(by_int, &pos, &k, &v)) {
+        int overflow = 0;
+        long long key = PyLong_CheckExact(k) ? PyLong_AsLongLongAndOverflow(k, &overflow) : 0;
+        Py_ssize_t entry = PyLong_CheckExact(v) ? PyLong_AsSsize_t(v) : -1;
+        if (!PyLong_CheckExact(k) || overflow || PyErr_Occurred() || entry < 0 || entry >= INT32_MAX ||
+            (table != NULL && entry >= table->k)) {
+            PyErr_Clear();
+            int_index_free(x);
+            return NULL;
+        }
+        size_t at = (size_t)int_hash(key) & x->mask;
+        while (slots[at].entry1 != 0) at = (at + 1) & x->mask;  /* keys are distinct: no match */
+        IntSlot *slot = &slots[at];
+        slot->key = key;
+        slot->entry1 = (uint32_t)entry + 1;
+        if (table != NULL) {
+            slot->start = (uint32_t)table->ent[entry].start;
+            slot->freq = (uint32_t)ent_freq(&table->ent[entry]);
+        }
+    }
+    return x;
+}
+
+/* The slot of the int v, or NULL (also for an int past 64 bits, which no key is). */
+static inline const IntSlot *int_index_find(const IntIndex *x, PyObject *v) {
+    int overflow;
+    long long key = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow) return NULL;
+    for (size_t at = (size_t)int_hash(key) & x->mask;; at = (at + 1) & x->mask) {
+        const IntSlot *slot = &x->slots[at];
+        if (slot->entry1 == 0) return NULL;
+        if (slot->key == key) return slot;
+    }
+}
+
 enum { K_PY, K_RAW, K_CAT, K_RANGE, K_MAG, K_DEC, K_TEMPLATE, K_SHAPE, K_WORDS, K_OBJECT, K_ARRAY, K_MAP, K_GIVEN, K_PREFIXED, K_CHARS, K_AFFIX, K_SUM };
 
 /* The rules C codes inside an object (the others are Python nodes). */
@@ -1167,6 +1244,7 @@ typedef struct {
     char *rule;               /* object: which children are rules */
     PyObject *by_str, *by_int, *by_key;  /* categorical: value -> entry (as_key's classes) */
     StrIndex *sidx;           /* categorical: by_str as a C table (NULL: use the dict) */
+    IntIndex *iidx;           /* categorical: by_int as a C table (NULL: use the dict) */
     Table *table;
     long long lo;             /* int_range */
     limb span;
@@ -1955,6 +2033,7 @@ static void program_dealloc(Program *p) {
         WNode *w = &p->nodes[i];
         Py_XDECREF(w->py); Py_XDECREF(w->by_str); Py_XDECREF(w->by_int); Py_XDECREF(w->by_key);
         str_index_free(w->sidx);
+        int_index_free(w->iidx);
         Py_XDECREF((PyObject *)w->table); Py_XDECREF(w->pow10_obj); Py_XDECREF(w->prefix); Py_XDECREF(w->suffix);
         Py_XDECREF(w->literals); Py_XDECREF(w->keys); Py_XDECREF(w->preds);
         PyMem_Free(w->kids);
@@ -2092,6 +2171,8 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             if (cat_guide(w) < 0) goto fail;
             w->sidx = str_index_new(w->by_str, w->table);
             if (w->sidx == NULL && PyErr_Occurred()) goto fail;
+            w->iidx = int_index_new(w->by_int, w->table);
+            if (w->iidx == NULL && PyErr_Occurred()) goto fail;
             if (const_entries(w) < 0) goto fail;
             SETFLAG(w->mutable_, PyTuple_GET_ITEM(extra, 4));
             SETFLAG(w->leaves, PyTuple_GET_ITEM(extra, 5));
@@ -2170,6 +2251,8 @@ static PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
             if (!PyDict_Check(w->by_str) || !PyDict_Check(w->by_int) || !PyDict_Check(w->by_key)) goto bad;
             w->sidx = str_index_new(w->by_str, NULL);
             if (w->sidx == NULL && PyErr_Occurred()) goto fail;
+            w->iidx = int_index_new(w->by_int, NULL);
+            if (w->iidx == NULL && PyErr_Occurred()) goto fail;
             if (const_entries(w) < 0) goto fail;
             GETREF(w->preds, PyTuple_GET_ITEM(extra, 3));
             Py_ssize_t np = PyTuple_GET_SIZE(w->preds);
@@ -2426,6 +2509,14 @@ static int cat_find_keyed(WNode *w, PyObject *v, Hit *hit, KeyCache *kc) {
         if (w->sidx != NULL) return slot_hit(str_index_find(w->sidx, v, 0, PyUnicode_GET_LENGTH(v)), hit);
         r = PyDict_GetItemWithError(w->by_str, v);
     } else if (PyLong_CheckExact(v)) {
+        if (w->iidx != NULL) {
+            const IntSlot *slot = int_index_find(w->iidx, v);
+            if (slot == NULL) return 0;
+            hit->k = (Py_ssize_t)slot->entry1 - 1;
+            hit->start = slot->start;
+            hit->freq = slot->freq;
+            return 1;
+        }
         r = PyDict_GetItemWithError(w->by_int, v);
     } else if (v == Py_True || v == Py_False || v == Py_None) {
         hit->k = w->konst[v == Py_True ? 0 : v == Py_False ? 1 : 2];
