@@ -2861,8 +2861,9 @@ static int round_places(double x, int scale, double *out) {
 
 /* SumOf.compute(src): sum(item[a] * item[b]) over a list of dicts, added left to right from the
  * integer 0, a float total rounded to scale decimals as round() does (round_places, or the
- * correctly rounded decimal text read back); NULL with no error where it has no prediction. What C does not take
- * exactly (other types, ints past 64 bits, totals not finite) goes to the Python node. */
+ * correctly rounded decimal text read back); NULL with no error where it has no prediction.
+ * What C does not take exactly (other types, ints past 64 bits, totals not finite) goes to the
+ * Python node. */
 static PyObject *sum_value(WNode *w, PyObject *src) {
     if (!PyList_CheckExact(src)) goto python;
     long long itotal = 0;
