@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import zeroc
 from zeroc import DecodeError, ZerocError, _json
+from zeroc._defaults import MAX_VALUES
 from zeroc.learned import _generate
 from zeroc.learned._coder import check, shortest
 from zeroc.learned._model import Model
@@ -990,3 +991,17 @@ def test_int_tables_find_their_entries_in_c_as_python_does() -> None:
         probes: list[object] = [*ints, 1 << 64, -(1 << 64), 1 << 70, 2, True, False, 1.0, "1", None]
         values: list[object] = [{"n": n, "g": f"is {n}"} for n in probes] + [{"n": n, "g": 0} for n in probes]
         assert_same_walk(model, values, random.Random(len(keys)))
+
+
+def test_a_side_text_past_the_value_bound_is_refused_in_c_as_in_python() -> None:
+    """A string in the side stream of over 2 * MAX_VALUES bytes, all commas, is a text that
+    _json.loads refuses for the values it may hold (the payload's DecodeError): the C walk
+    refuses it too (texts of 2^20 bytes or more are _json.loads's, not read in C)."""
+    fm = _generate.fm
+    model = Model(fm.Object(("a",), [fm.Raw()], 1, 9), 5, 10)
+    pure = python_walk(model)
+    value = {"a": "," * (2 * MAX_VALUES + 1)}
+    payload = pure.encode(value)
+    assert model.encode(value) == payload
+    got = _outcome(model.decode, payload)
+    assert got == _outcome(pure.decode, payload) == ("error", DecodeError)  # "may hold more than ... values"

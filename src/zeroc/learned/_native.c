@@ -3420,7 +3420,8 @@ static PyObject *wdec_raw(WDec *d) {
         n = width;
     }
     if (n > (limb)PY_SSIZE_T_MAX) return derr("escaped bytes run past the side stream");
-    if (H_fastloads && n <= (limb)(PyBytes_GET_SIZE(d->buf) - d->pos)) {
+    /* below 2^20 bytes, as orjson's way below: _json.loads bounds longer texts' values */
+    if (H_fastloads && n < ((limb)1 << 20) && n <= (limb)(PyBytes_GET_SIZE(d->buf) - d->pos)) {
         PyObject *out = plain_json((const unsigned char *)PyBytes_AS_STRING(d->buf) + d->pos, (Py_ssize_t)n);
         if (out != NULL) {
             d->pos += (Py_ssize_t)n;
