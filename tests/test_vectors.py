@@ -15,6 +15,8 @@ VECTORS = Path(__file__).resolve().parents[1] / "spec" / "vectors"
 DOC = json.loads((VECTORS / "vectors.json").read_text())
 STREAMS_2 = json.loads((VECTORS / "streams-2.json").read_text())  # checksummed streams
 SESSIONS_1 = json.loads((VECTORS / "sessions-1.json").read_text())  # session records and streams
+SESSIONS_2 = json.loads((VECTORS / "sessions-2.json").read_text())  # learned session records (form 3)
+SESSION_RECORDS = [(doc, v) for doc in (SESSIONS_1, SESSIONS_2) for v in doc["sessions"]]
 
 
 def dictionary(name: str | None) -> Dictionary | None:
@@ -54,15 +56,15 @@ def test_valid_stream(v: dict[str, Any]) -> None:
     assert Codec(dictionary(v["dictionary"]), checksum=checked).encode_stream(v["inputs"]) == data
 
 
-@pytest.mark.parametrize("v", SESSIONS_1["sessions"], ids=lambda v: v["name"])
-def test_session_records(v: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("doc", "v"), SESSION_RECORDS, ids=lambda x: x.get("name", ""))
+def test_session_records(doc: dict[str, Any], v: dict[str, Any]) -> None:
     """Each record decodes, in order, to its batch; this encoder still writes the released
     records at the vector's level and window."""
     codec = Codec(dictionary(v["dictionary"]), checksum=v["checksum"])
     records = [bytes.fromhex(r) for r in v["records_hex"]]
     decoder = codec.session_decoder()
     assert [decoder.decode_many(r) for r in records] == v["batches"]
-    encoder = codec.session_encoder(**SESSIONS_1["encoder"])
+    encoder = codec.session_encoder(**doc["encoder"])
     written = []
     for i, batch in enumerate(v["batches"]):
         if i == v.get("reset_at"):
@@ -74,13 +76,15 @@ def test_session_records(v: dict[str, Any]) -> None:
         assert [late.decode_many(r) for r in records[v["reset_at"] :]] == v["batches"][v["reset_at"] :]
 
 
-@pytest.mark.parametrize("v", SESSIONS_1["streams"], ids=lambda v: v["name"])
+@pytest.mark.parametrize("v", SESSIONS_1["streams"] + SESSIONS_2["streams"], ids=lambda v: v["name"])
 def test_session_stream(v: dict[str, Any]) -> None:
     assert Codec(dictionary(v["dictionary"])).decode_stream(bytes.fromhex(v["stream_hex"])) == v["inputs"]
 
 
 @pytest.mark.parametrize(
-    "v", DOC["invalid"] + STREAMS_2["invalid"] + SESSIONS_1["invalid"], ids=lambda v: v["name"]
+    "v",
+    DOC["invalid"] + STREAMS_2["invalid"] + SESSIONS_1["invalid"] + SESSIONS_2["invalid"],
+    ids=lambda v: v["name"],
 )
 def test_invalid_input_raises_the_named_error(v: dict[str, Any]) -> None:
     codec = Codec(dictionary(v["dictionary"]))

@@ -1,7 +1,8 @@
-"""Write the golden vectors of sessions (spec/WIRE_FORMAT.md §3.1 and §4) to sessions-1.json,
-with the released product_view-4k dictionary. Released vectors are never edited.
+"""Write the golden vectors of sessions (spec/WIRE_FORMAT.md §3.1 and §4): sessions-1.json, with
+the released product_view-4k dictionary, and sessions-2.json, learned records (form 3) with the
+released profiles-learned model. Released vectors are never edited.
 
-python spec/vectors/make_session_vectors.py        # refuses to overwrite an existing file
+python spec/vectors/make_session_vectors.py        # writes the sets that do not exist yet
 """
 
 from __future__ import annotations
@@ -32,9 +33,16 @@ def records(codec: zeroc.Codec, batches: list[list[object]], reset_at: int | Non
 
 
 def main() -> None:
-    out = HERE / "sessions-1.json"
-    if out.exists() and "--force" not in sys.argv:
-        sys.exit(f"{out} exists: released vectors are never edited")
+    for name, make in (("sessions-1.json", version_1), ("sessions-2.json", version_2)):
+        out = HERE / name
+        if out.exists() and "--force" not in sys.argv:
+            print(f"{out} exists: released vectors are never edited")
+            continue
+        out.write_text(json.dumps(make(), indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {out}")
+
+
+def version_1() -> dict[str, object]:
     d = zeroc.Dictionary.load(HERE / "product_view-4k.zcd")
     values = generate("product_view", 6, seed=45)
     batches = [values[:1], values[1:3], values[3:4], values[4:6]]
@@ -178,8 +186,104 @@ def main() -> None:
             },
         ],
     }
-    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-    print(f"wrote {out}")
+    return doc
+
+
+def version_2() -> dict[str, object]:
+    """Learned records (form 3): a live session of profiles one or two a record, long enough
+    that the encoder's probe sends one record through zstd between learned ones (and so learned
+    records with and without an open context); the same checksummed; a file stream; and the
+    records a decoder must refuse."""
+    name = "profiles-learned.zcd"
+    d = zeroc.Dictionary.load(HERE / name)
+    profiles = [v["input"] for v in json.loads((HERE / "learned-8.json").read_text())["valid"]]
+    values = [profiles[i % len(profiles)] for i in range(40)]
+    batches = [values[i : i + 1 + (i % 7 == 3)] for i in range(0, 40)]
+    batches = [b for i, b in enumerate(batches) if i % 7 != 4]  # a value once, whether alone or in a pair
+    codec, checked = zeroc.Codec(d), zeroc.Codec(d, checksum=True)
+    live, with_crc = records(codec, batches), records(checked, batches)
+    forms = [r[0] >> 1 & 3 for r in live]
+    assert 3 in forms and set(forms) - {3}, forms  # learned records, and zstd's probe among them
+    first_zstd = next(i for i, f in enumerate(forms) if f != 3)
+    assert live[first_zstd][0] & 1 and not live[first_zstd + 1][0] & 1  # zstd resets; learned then continues
+    enc = codec.session_encoder(level=LEVEL, window_log=WINDOW_LOG)
+    learned_reset = enc.encode(values[0])
+    assert learned_reset[0] == (1 << 3 | 3 << 1 | 1)
+    zstd_only = codec.session_encoder(level=LEVEL, window_log=WINDOW_LOG, learned=False)
+    zstd_reset = zstd_only.encode(values[1])
+    continued = bytes([zstd_reset[0] & ~1]) + zstd_reset[1 + 2 :]  # as if a context were open (form 1)
+    assert zstd_reset[0] >> 1 & 3 == 1
+    payload = learned_reset[2:]
+    assert learned_reset[1] == len(payload)
+    two_claimed = bytes([2 << 3 | 3 << 1 | 1]) + learned_reset[1:]
+    cut = learned_reset[:-1]
+    bad_crc = bytearray(with_crc[0])
+    bad_crc[1] ^= 0xFF
+    inputs = [v for b in batches for v in b]
+
+    def stream(recs: list[bytes], dictionary: zeroc.Dictionary | None = d, checksummed: bool = False) -> str:
+        return pack_stream(recs, dictionary.digest if dictionary else None, checksummed, session=True).hex()
+
+    file = codec.encode_stream(inputs, session=True)
+    assert codec.decode_stream(file) == inputs and file[5] & 1  # from the dictionary
+
+    def invalid(name: str, recs: list[bytes], error: str, **kw: object) -> dict[str, object]:
+        return {
+            "name": name,
+            "kind": "stream",
+            "dictionary": "profiles-learned.zcd",
+            "data_hex": stream(recs, **kw),
+            "error": error,
+        }  # type: ignore[arg-type]
+
+    return {
+        "format_version": 1,
+        "spec": "spec/WIRE_FORMAT.md section 4 (learned session records, form 3)",
+        "generated_by": f"zeroc {zeroc.__version__}",
+        "encoder": {"level": LEVEL, "window_log": WINDOW_LOG},
+        "sessions": [
+            {
+                "name": "learned-session-records",
+                "dictionary": name,
+                "checksum": False,
+                "batches": batches,
+                "records_hex": [r.hex() for r in live],
+            },
+            {
+                "name": "learned-session-records-checksummed",
+                "dictionary": name,
+                "checksum": True,
+                "batches": batches,
+                "records_hex": [r.hex() for r in with_crc],
+            },
+        ],
+        "streams": [
+            {
+                "name": "learned-session-stream",
+                "dictionary": name,
+                "inputs": inputs,
+                "stream_hex": file.hex(),
+            },
+        ],
+        "invalid": [
+            invalid(
+                "learned-session-zstd-continues-a-context-a-learned-record-ended",
+                [learned_reset, continued],
+                "DecodeError",
+            ),
+            invalid("learned-session-record-count-above-its-payloads", [two_claimed], "DecodeError"),
+            invalid("learned-session-record-cut-inside-a-payload", [cut], "DecodeError"),
+            invalid(
+                "learned-session-not-from-the-dictionary", [learned_reset], "DecodeError", dictionary=None
+            ),
+            invalid(
+                "learned-session-record-checksum-mismatch",
+                [bytes(bad_crc)],
+                "ChecksumMismatch",
+                checksummed=True,
+            ),
+        ],
+    }
 
 
 if __name__ == "__main__":

@@ -22,7 +22,14 @@ from zeroc._errors import (
     UsageError,
 )
 from zeroc._frame import Method, Ref, crc32, is_session_stream, iter_stream, pack_stream, parse, tag
-from zeroc._session import SESSION_LEVEL, SESSION_WINDOW_LOG, SessionDecoder, SessionEncoder, file_session
+from zeroc._session import (
+    SESSION_LEVEL,
+    SESSION_WINDOW_LOG,
+    SessionDecoder,
+    SessionEncoder,
+    SessionModel,
+    file_session,
+)
 from zeroc.learned import Model
 
 # RFC 9842 asks dcz decoders to accept windows up to 8 MB; Zeroc's own frames never need more.
@@ -534,12 +541,15 @@ class Codec:
         window_log: int = SESSION_WINDOW_LOG,
         checksum: bool | None = None,
         dictionary: bool = True,
+        learned: bool = True,
     ) -> SessionEncoder:
         """An encoder for one session (spec section 4): each record it writes is coded with
         every earlier one as history, starting from this codec's dictionary (``dictionary=False``:
         from nothing). ``level`` and ``window_log`` (the zstd window, 2^10..2^23 bytes) trade
         speed and memory for size; ``checksum`` (default: this codec's) adds a CRC-32 to every
-        record."""
+        record. Where this codec codes with a learned model (and the session starts from its
+        dictionary), a record goes as the model's payloads where those are smaller than zstd's
+        rate in the session predicts (``learned=False``: never)."""
         return SessionEncoder(
             dumps=self._dumps,
             lines=self.serialization == "json",
@@ -547,6 +557,7 @@ class Codec:
             level=level,
             window_log=window_log,
             checksum=self.checksum if checksum is None else checksum,
+            model=self._session_model() if learned and self._encode_model is not None else None,
         )
 
     def session_decoder(self, *, checksum: bool | None = None, dictionary: bool = True) -> SessionDecoder:
@@ -558,10 +569,29 @@ class Codec:
             checksum=self.checksum if checksum is None else checksum,
             max_decoded_size=self.max_decoded_size,
             max_window_size=self.max_window_size,
+            model=self._session_model() if self._model is not None else None,
         )
 
     def _session_dictionary(self, use: bool) -> bytes | None:
         return self.dictionary.content if use and self.dictionary is not None else None
+
+    def _session_model(self) -> SessionModel:
+        """This codec's learned model as sessions use it (learned records, spec section 4)."""
+        model = self._model
+        assert model is not None
+
+        def payload(value: Any) -> bytes | None:
+            try:
+                if self._frame is not None:  # the C walk, head and payload in one call
+                    return self._frame(value, b"")[0]
+                return self._encode_bare(value)
+            except LimitExceeded:  # too many fields for the model's coder: zstd takes the record
+                return None
+
+        def text(value: Any) -> bytes:
+            return _json.dumps(self._as_value(value))
+
+        return SessionModel(payload, model.decode, text)
 
     def _resolve_sha(self, sha: bytes) -> Dictionary:
         if self.dictionary is not None and sha == self._sha:

@@ -39,8 +39,15 @@ BLOCK_MAX = 128 * 1024
 OUTPUT_STEP = 16 * 1024
 # A record's form (spec §4): its data as zstd wrote it, or its one block's content without the
 # 3-byte block header (a compressed or a raw block), which the decoder puts back: 3 bytes of a
-# 60-byte message, as the zstd-block frame method saves them.
-FORM_BLOCKS, FORM_COMPRESSED, FORM_RAW, FORM_RESERVED = 0, 1, 2, 3
+# 60-byte message, as the zstd-block frame method saves them; or its messages' learned-model
+# payloads, outside the zstd context.
+FORM_BLOCKS, FORM_COMPRESSED, FORM_RAW, FORM_LEARNED = 0, 1, 2, 3
+# Learned records: where the payloads come to fewer bytes than zstd's rate in this session so far
+# predicts for the record's content (once zstd has coded LEARNED_EVIDENCE bytes of it), and
+# otherwise for want of evidence, since the model is the dictionary's choice; one record in
+# LEARNED_PROBE that would go learned goes through zstd instead, so that the rate stays known.
+LEARNED_EVIDENCE = 4096
+LEARNED_PROBE = 32
 FRAME_HEADER = 2  # a session frame's: descriptor 00 (no size, no checksum, no id), window byte
 
 
@@ -99,6 +106,24 @@ def _params(level: int, window_log: int, short: bool = True) -> zstd.ZstdCompres
     )
 
 
+class SessionModel:
+    """What a session needs of its dictionary's learned model: ``payload(value)``, a message's
+    model payload (None where the model cannot code it); ``value(payload, max_size)``, the
+    message back; ``text(value)``, the JSON text a learned record's checksum covers."""
+
+    def __init__(
+        self,
+        payload: Callable[[Any], bytes | None],
+        value: Callable[[bytes, int], Any],
+        text: Callable[[Any], bytes],
+    ) -> None:
+        self.payload, self.value, self.text = payload, value, text
+
+
+def _length(n: int) -> bytes:
+    return _BYTES[n] if n < 0x80 else varint(n)
+
+
 class SessionEncoder:
     """Codes the messages of one session into records (``Codec.session_encoder()``).
 
@@ -107,7 +132,9 @@ class SessionEncoder:
     every record in order. :meth:`reset` makes the next record start a new context (a
     reconnecting or joining receiver can start there). Not for use by several threads at once.
     ``dumps`` serializes a message, ``lines`` says the serialization is JSON (newline-ended in
-    the content), ``dictionary`` is the starting history (zstd dictionary bytes, or None).
+    the content), ``dictionary`` is the starting history (zstd dictionary bytes, or None);
+    ``model``, the dictionary's learned model, lets records go as its payloads (form 3) where
+    those are smaller.
     """
 
     def __init__(
@@ -119,6 +146,7 @@ class SessionEncoder:
         level: int = SESSION_LEVEL,
         window_log: int = SESSION_WINDOW_LOG,
         checksum: bool = False,
+        model: SessionModel | None = None,
     ) -> None:
         if not 10 <= window_log <= 23:  # up to the 8 MiB every decoder accepts
             raise UsageError(f"window_log {window_log} is outside 10..23")
@@ -131,6 +159,9 @@ class SessionEncoder:
         self._level, self._window_log, self._dict = level, window_log, data
         self._large: zstd.ZstdCompressor | None = None  # made by the first large record (levels 3-4)
         self._obj: Any = None  # the open frame's compression object; None: the next record resets
+        self._model = model if dictionary is not None else None  # a model needs its dictionary
+        self._zin = self._zout = 0  # content and data bytes of this session's zstd records
+        self._probe = 0  # records gone learned since the last that zstd coded
 
     def reset(self) -> None:
         """Start a new context with the next record (its history: the dictionary alone)."""
@@ -138,11 +169,54 @@ class SessionEncoder:
 
     def encode(self, value: Any) -> bytes:
         """One record holding ``value``."""
+        if self._model is not None:
+            return self.record_values([value])
         return self._record(self.content(value), 1)
 
     def encode_many(self, values: Iterable[Any]) -> bytes:
         """One record holding ``values`` (at least one), in order."""
+        if self._model is not None:
+            return self.record_values(list(values))
         return self.record([self.content(v) for v in values])
+
+    def record_values(self, values: list[Any], contents: list[bytes] | None = None) -> bytes:
+        """The record of ``values`` (their contents, when the caller has them): learned where
+        the model's payloads are the smaller, else as :meth:`record`."""
+        if not values:
+            raise UsageError("a session record holds at least one message")
+        if contents is None:
+            contents = [self.content(v) for v in values]
+        content = contents[0] if len(contents) == 1 else b"".join(contents)
+        data = self._learned(values, len(content)) if self._model is not None else None
+        if data is None:
+            return self._record(content, len(values))
+        model = self._model
+        assert model is not None
+        n = len(values) << 3 | FORM_LEARNED << 1 | (self._obj is None)  # no context: a reset
+        head = _length(n)
+        if self.checksum:
+            head += crc32(b"".join(model.text(v) + b"\n" for v in values)).to_bytes(4, "little")
+        return head + data
+
+    def _learned(self, values: list[Any], size: int) -> bytes | None:
+        """A learned record's data for ``values`` (``size`` bytes of content), or None where
+        zstd codes them (see LEARNED_PROBE)."""
+        model = self._model
+        assert model is not None
+        parts: list[bytes] = []
+        for v in values:
+            p = model.payload(v)
+            if p is None:
+                return None
+            parts += (_length(len(p)), p)
+        data = b"".join(parts)
+        if self._zin >= LEARNED_EVIDENCE and len(data) * self._zin >= self._zout * size:
+            return None
+        self._probe += 1
+        if self._probe >= LEARNED_PROBE:
+            self._probe = 0
+            return None
+        return data
 
     def content(self, value: Any) -> bytes:
         """``value``'s part of a record's content: its JSON text and a newline, or for protobuf
@@ -176,6 +250,8 @@ class SessionEncoder:
             self._obj = None  # the receiver cannot have what this one was going to send
             raise
         form, data = _strip(data, reset)
+        self._zin += len(content)
+        self._zout += len(data)
         n = count << 3 | form << 1 | reset
         head = _BYTES[n] if n < 0x80 else varint(n)
         if self.checksum:
@@ -200,14 +276,17 @@ class SessionDecoder:
         checksum: bool = False,
         max_decoded_size: int = 64 * 1024 * 1024,
         max_window_size: int = 8 * 1024 * 1024,
+        model: SessionModel | None = None,
     ) -> None:
         self._loads, self._lines, self.checksum = loads, lines, checksum
+        self._model = model if dictionary is not None else None  # learned records need both
         self.max_decoded_size = max_decoded_size
         data = zstd.ZstdCompressionDict(dictionary) if dictionary is not None else None
         self._dctx = zstd.ZstdDecompressor(
             dict_data=data, max_window_size=max_window_size, format=zstd.FORMAT_ZSTD1_MAGICLESS
         )
-        self._obj: Any = None
+        self._obj: Any = None  # the open frame's decompression object
+        self._live = False  # whether a record that reset came, and no error since
 
     def decode(self, record: bytes) -> Any:
         """The one message of ``record``."""
@@ -221,7 +300,7 @@ class SessionDecoder:
         try:
             return self._decode(record)
         except ZerocError:
-            self._obj = None
+            self._obj, self._live = None, False
             raise
 
     def _decode(self, record: bytes) -> list[Any]:
@@ -232,22 +311,47 @@ class SessionDecoder:
         count, form, reset = head >> 3, head >> 1 & 3, head & 1
         if count == 0:
             raise DecodeError("session record holds no message")
-        if form == FORM_RESERVED:
-            raise DecodeError("session record uses the reserved form 3")
-        if reset:  # output in 16 KiB pieces: zstd's 128 KiB default was an mmap and page faults a call
-            self._obj = self._dctx.decompressobj(write_size=OUTPUT_STEP)
-        elif self._obj is None:
+        if not reset and not self._live:
             raise DecodeError("session record continues a context this decoder does not hold (it must reset)")
+        if form == FORM_LEARNED and self._model is None:
+            raise DecodeError("session record of form 3 (learned) in a session without a learned model")
         crc = None
         if self.checksum:
             if len(record) < pos + 4:
                 raise DecodeError("session record ends inside its checksum")
             crc = int.from_bytes(record[pos : pos + 4], "little")
             pos += 4
+        if form == FORM_LEARNED:
+            if reset:  # the context ends here: the next zstd record must start another
+                self._obj, self._live = None, True
+            return self._unlearn(record, pos, count, crc)
+        if reset:  # output in 16 KiB pieces: zstd's 128 KiB default was an mmap and page faults a call
+            self._obj, self._live = self._dctx.decompressobj(write_size=OUTPUT_STEP), True
+        elif self._obj is None:
+            raise DecodeError(
+                "session record continues a context that a learned record ended (it must reset)"
+            )
         content = self._inflate(_unstrip(record[pos:], form, reset))
         if crc is not None and crc32(content) != crc:
             raise ChecksumMismatch("session record checksum does not match its content")
         return [self._loads(m) for m in self._split(content, count)]
+
+    def _unlearn(self, record: bytes, pos: int, count: int, crc: int | None) -> list[Any]:
+        """A learned record's messages: ``count`` payloads from ``pos``, each after its length."""
+        model = self._model
+        assert model is not None
+        values: list[Any] = []
+        while pos < len(record) and len(values) < count:
+            n, pos = read_varint(record, pos)
+            if pos + n > len(record):
+                break
+            values.append(model.value(record[pos : pos + n], self.max_decoded_size))
+            pos += n
+        if len(values) != count or pos != len(record):
+            raise DecodeError(f"learned session record is not {count} complete payloads")
+        if crc is not None and crc32(b"".join(model.text(v) + b"\n" for v in values)) != crc:
+            raise ChecksumMismatch("session record checksum does not match its messages")
+        return values
 
     def _inflate(self, data: bytes) -> bytes:
         """The record's content, fed to zstd in steps short enough that what one yields stays
@@ -293,30 +397,36 @@ class SessionDecoder:
 
 def file_session(codec: Codec, values: Iterable[Any]) -> tuple[list[bytes], bool]:
     """``values`` as the records of a session stream in a file (see RECORD_BYTES, SYNC_BYTES),
-    and whether they start from the codec's dictionary: the first record is coded both ways and
-    the smaller chosen (on large inputs zstd -19 with a dictionary came out 2-6% larger than
-    without: faker users, AWS operations; on small ones the dictionary saves 10-20%)."""
+    and whether they start from the codec's dictionary: the first record is coded every way and
+    the smallest chosen — from the dictionary or not (on large inputs zstd -19 with a dictionary
+    came out 2-6% larger than without: faker users, AWS operations; on small ones the dictionary
+    saves 10-20%) and, where the codec codes with a learned model, as its payloads or not (zstd
+    -19 with a whole file's history can beat a model that codes each message alone)."""
+    ways = [(True, True), (True, False), (False, False)] if codec.dictionary is not None else [(False, False)]
     encoders = [
-        codec.session_encoder(level=FILE_LEVEL, window_log=FILE_WINDOW_LOG, dictionary=d)
-        for d in ([True, False] if codec.dictionary is not None else [False])
+        codec.session_encoder(level=FILE_LEVEL, window_log=FILE_WINDOW_LOG, dictionary=d, learned=m)
+        for d, m in ways
+        if m is False or codec.method == "learned"
     ]
     records: list[bytes] = []
     batch: list[bytes] = []
+    kept: list[Any] = []  # the batch's values, for a learned model's payloads
     size = since = 0
 
     def flush() -> None:
         nonlocal encoders
-        tried = [e.record(batch) for e in encoders]
+        tried = [e.record_values(kept, batch) for e in encoders]
         best = min(range(len(tried)), key=lambda i: len(tried[i]))
         encoders = [encoders[best]]
         records.append(tried[best])
 
     for value in values:
         batch.append(encoders[0].content(value))
+        kept.append(value)
         size += len(batch[-1])
         if size >= RECORD_BYTES:
             flush()
-            batch, since, size = [], since + size, 0
+            batch, kept, since, size = [], [], since + size, 0
             if since >= SYNC_BYTES:
                 encoders[0].reset()
                 since = 0
