@@ -144,12 +144,15 @@ export class Decoder {
   /** A decoder for one session's records (§4), in order, starting from this dictionary. */
   sessionDecoder(options: { checksum?: boolean; dictionary?: boolean } = {}): SessionDecoder {
     const useDict = (options.dictionary ?? true) && this.dictionary !== null;
+    const dict = this.dictionary;
     return new SessionDecoder(this, {
       lines: this.serialization === "json",
-      dictionary: useDict ? this.dictionary!.zstd() : null,
+      dictionary: useDict ? dict!.zstd() : null,
       checksum: options.checksum ?? this.checksum,
       maxDecodedSize: this.maxDecodedSize,
       maxWindowSize: this.maxWindowSize,
+      // learned records (form 3) only in a session that starts from a dictionary with a model
+      learned: useDict && dict!.model !== null ? (payload) => this.learned(payload, dict!, null) : null,
     });
   }
 
@@ -251,14 +254,15 @@ export class SessionDecoder {
     this.records = new SessionRecords(options);
   }
 
-  /** The serializations of every message of `record`, in order. */
+  /** The serializations of every message of `record`, in order (a learned record's: each
+   * value's JSON text as Python writes it). */
   decodeManyPayloads(record: Uint8Array): Uint8Array[] {
-    return this.records.decode(record);
+    return this.records.decode(record).map((m) => m.payload ?? pythonText(m.value));
   }
 
   /** Every message of `record`, in order. */
   decodeMany(record: Uint8Array): unknown[] {
-    return this.records.decode(record).map((p) => this.owner.value(p));
+    return this.records.decode(record).map((m) => (m.payload === null ? unwrapFloats(m.value) : this.owner.value(m.payload)));
   }
 
   /** The one message of `record`. */

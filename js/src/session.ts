@@ -4,9 +4,14 @@
 import { crc32 } from "./crc32.js";
 import { ChecksumMismatch, DecodeError, LimitExceeded, ZerocError } from "./errors.js";
 import { readVarint } from "./frame.js";
+import { pythonText } from "./json.js";
 import { BLOCK_MAX, FrameDecoder, ZstdDictionary, readFrameHeader } from "./zstd.js";
 
-const FORM_RESERVED = 3;
+const FORM_LEARNED = 3;
+
+/** A message of a record: its serialization, or (a learned record's) its value as the model
+ * decodes it (integral floats still PyFloats). */
+export type SessionMessage = { payload: Uint8Array; value?: undefined } | { payload: null; value: unknown };
 
 export interface SessionOptions {
   /** The record content's framing: json messages end with a newline, the others are varint-prefixed. */
@@ -15,6 +20,8 @@ export interface SessionOptions {
   checksum: boolean;
   maxDecodedSize: number;
   maxWindowSize: number;
+  /** The dictionary's learned model, for learned records (form 3): a payload's value. */
+  learned: ((payload: Uint8Array) => unknown) | null;
 }
 
 /**
@@ -23,34 +30,51 @@ export interface SessionOptions {
  */
 export class SessionRecords {
   private frame: FrameDecoder | null = null;
+  /** Whether a record that reset came, and no error since. */
+  private live = false;
 
   constructor(private readonly o: SessionOptions) {}
 
-  decode(record: Uint8Array): Uint8Array[] {
+  decode(record: Uint8Array): SessionMessage[] {
     try {
       return this.decodeRecord(record);
     } catch (e) {
-      if (e instanceof ZerocError) this.frame = null;
+      if (e instanceof ZerocError) {
+        this.frame = null;
+        this.live = false;
+      }
       throw e;
     }
   }
 
-  private decodeRecord(record: Uint8Array): Uint8Array[] {
+  private decodeRecord(record: Uint8Array): SessionMessage[] {
     const [head, start] = readVarint(record, 0);
     let pos = start;
     const count = Math.floor(head / 8);
     const form = (head >> 1) & 3;
     const reset = head & 1;
     if (count === 0) throw new DecodeError("session record holds no message");
-    if (form === FORM_RESERVED) throw new DecodeError("session record uses the reserved form 3");
-    if (!reset && this.frame === null) {
+    if (!reset && !this.live) {
       throw new DecodeError("session record continues a context this decoder does not hold (it must reset)");
+    }
+    if (form === FORM_LEARNED && this.o.learned === null) {
+      throw new DecodeError("session record of form 3 (learned) in a session without a learned model");
     }
     let crc: number | null = null;
     if (this.o.checksum) {
       if (record.length < pos + 4) throw new DecodeError("session record ends inside its checksum");
       crc = (record[pos] | (record[pos + 1] << 8) | (record[pos + 2] << 16) | (record[pos + 3] << 24)) >>> 0;
       pos += 4;
+    }
+    if (form === FORM_LEARNED) {
+      if (reset) {
+        this.frame = null; // the context ends here: the next zstd record must start another
+        this.live = true;
+      }
+      return this.unlearn(record, pos, count, crc);
+    }
+    if (!reset && this.frame === null) {
+      throw new DecodeError("session record continues a context that a learned record ended (it must reset)");
     }
     const limit = this.o.maxDecodedSize;
     if (reset) {
@@ -70,6 +94,7 @@ export class SessionRecords {
         throw new LimitExceeded(`session needs a ${windowSize}-byte window, over the limit of ${this.o.maxWindowSize}`);
       }
       this.frame = new FrameDecoder(this.o.dictionary, windowSize, Math.min(2 * windowSize, 4 * BLOCK_MAX));
+      this.live = true;
     }
     const f = this.frame!;
     f.begin();
@@ -83,7 +108,33 @@ export class SessionRecords {
     }
     const content = f.output();
     if (crc !== null && crc32(content) !== crc) throw new ChecksumMismatch("session record checksum does not match its content");
-    return split(content, count, this.o.lines);
+    return split(content, count, this.o.lines).map((payload) => ({ payload }));
+  }
+
+  /** A learned record's messages: `count` payloads from `pos`, each after its varint length. */
+  private unlearn(record: Uint8Array, pos: number, count: number, crc: number | null): SessionMessage[] {
+    const learned = this.o.learned!;
+    const out: SessionMessage[] = [];
+    while (pos < record.length && out.length < count) {
+      let n: number;
+      [n, pos] = readVarint(record, pos);
+      if (pos + n > record.length) break;
+      out.push({ payload: null, value: learned(record.subarray(pos, pos + n)) });
+      pos += n;
+    }
+    if (out.length !== count || pos !== record.length) throw new DecodeError(`learned session record is not ${count} complete payloads`);
+    if (crc !== null) {
+      const texts = out.map((m) => pythonText(m.value));
+      const all = new Uint8Array(texts.reduce((n, t) => n + t.length + 1, 0));
+      let at = 0;
+      for (const t of texts) {
+        all.set(t, at);
+        all[at + t.length] = 0x0a;
+        at += t.length + 1;
+      }
+      if (crc32(all) !== crc) throw new ChecksumMismatch("session record checksum does not match its messages");
+    }
+    return out;
   }
 }
 

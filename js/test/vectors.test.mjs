@@ -46,7 +46,8 @@ for (const v of frames.valid) {
   });
 }
 
-const streams = [...frames.streams, ...vectors("streams-2.json").streams, ...vectors("sessions-1.json").streams];
+const sessionDocs = [vectors("sessions-1.json"), vectors("sessions-2.json")];
+const streams = [...frames.streams, ...vectors("streams-2.json").streams, ...sessionDocs.flatMap((d) => d.streams)];
 for (const v of streams) {
   test(`valid stream ${v.name}`, async () => {
     const decoder = new zeroc.Decoder(await dictionary(v.dictionary));
@@ -54,14 +55,14 @@ for (const v of streams) {
   });
 }
 
-for (const v of vectors("sessions-1.json").sessions) {
+for (const v of sessionDocs.flatMap((d) => d.sessions)) {
   test(`valid session ${v.name}`, async () => {
     const session = new zeroc.Decoder(await dictionary(v.dictionary)).sessionDecoder({ checksum: v.checksum });
     v.records_hex.forEach((record, i) => assert.deepEqual(session.decodeMany(fromHex(record)), v.batches[i]));
   });
 }
 
-const invalid = [...frames.invalid, ...vectors("streams-2.json").invalid, ...vectors("sessions-1.json").invalid];
+const invalid = [...frames.invalid, ...vectors("streams-2.json").invalid, ...sessionDocs.flatMap((d) => d.invalid)];
 for (const v of invalid) {
   test(`invalid ${v.kind} ${v.name} raises ${v.error}`, async () => {
     const decoder = new zeroc.Decoder(await dictionary(v.dictionary));
