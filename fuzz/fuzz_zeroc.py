@@ -66,13 +66,20 @@ def frame_target() -> Callable[[bytes], None]:
 
 
 def stream_target() -> Callable[[bytes], None]:
-    codec = zeroc.Codec(_dictionary("product_view-4k.zcd"), max_decoded_size=LIMIT)
+    """Streams of frames and session streams, with a zstd dictionary and with a learned model
+    (whose sessions may hold learned records); a stream naming the other's dictionary fails
+    fast with the first."""
+    codecs = [
+        zeroc.Codec(_dictionary("product_view-4k.zcd"), max_decoded_size=LIMIT),
+        zeroc.Codec(_dictionary("profiles-learned.zcd"), max_decoded_size=LIMIT),
+    ]
 
     def run(data: bytes) -> None:
-        try:
-            codec.decode_stream(data)
-        except zeroc.ZerocError:
-            pass
+        for codec in codecs:
+            try:
+                codec.decode_stream(data)
+            except zeroc.ZerocError:
+                pass
 
     return run
 
@@ -166,7 +173,7 @@ def seeds(target: str) -> list[bytes]:
     """The golden vectors an entry point reads, as its first corpus (with the selector byte
     where the target takes one)."""
     out: list[bytes] = []
-    names = ("vectors.json", "streams-2.json", "sessions-1.json")
+    names = ("vectors.json", "streams-2.json", "sessions-1.json", "sessions-2.json")
     docs = [json.loads((VECTORS / n).read_text()) for n in names]
     if target in ("frame", "http"):
         for doc in docs:
@@ -176,6 +183,7 @@ def seeds(target: str) -> list[bytes]:
     elif target == "stream":
         for doc in docs:
             out += [bytes.fromhex(v["stream_hex"]) for v in doc["streams"]]
+            out += [bytes.fromhex(v["data_hex"]) for v in doc["invalid"] if v["kind"] == "stream"]
     elif target == "learned":
         for path in sorted(VECTORS.glob("learned*.json")):
             doc = json.loads(path.read_text())

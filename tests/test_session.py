@@ -195,3 +195,159 @@ def test_records_leave_out_the_block_header_of_their_one_block() -> None:
         assert dec.decode(record) == message
     with pytest.raises(zeroc.DecodeError, match=r"form 3 .* without a learned model"):
         codec.session_decoder().decode(bytes([1 << 3 | 3 << 1 | 1]) + b"\x00\x11abc")
+
+
+# -- learned records (form 3) --------------------------------------------------------------------
+PROFILES = Dictionary.load(VECTORS / "profiles-learned.zcd")  # a learned model (format 8)
+KNOWN = [v["input"] for v in json.loads((VECTORS / "learned-8.json").read_text())["valid"]]
+PROFILE_POOL = [v for k in KNOWN for v in (k if isinstance(k, list) else [k])]  # its 38 profiles
+profiles_or_any = st.sampled_from(KNOWN) | json_values | nonfinite
+
+
+def _forms(records: list[bytes]) -> list[int]:
+    return [r[0] >> 1 & 3 for r in records]  # (heads of one byte here)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    batches=st.lists(
+        st.tuples(st.lists(profiles_or_any, min_size=1, max_size=4), st.booleans()), max_size=40
+    ),
+    checksum=st.booleans(),
+    probe=st.integers(1, 4),
+)
+def test_learned_records_and_zstd_records_interleave_exactly(
+    batches: list[tuple[list[Any], bool]], checksum: bool, probe: int
+) -> None:
+    """Records of the model's messages and of any JSON value, resets anywhere, zstd's probe
+    every few records (so zstd records continue a context across learned ones, and learned ones
+    end it): every record decodes to its messages, and one that resets lets a new reader in."""
+    from zeroc import _session
+
+    codec = Codec(PROFILES, checksum=checksum)
+    records = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_session, "LEARNED_PROBE", probe)
+        enc, dec = codec.session_encoder(), codec.session_decoder()
+        for values, reset in batches:
+            if reset:
+                enc.reset()
+            records.append(enc.encode_many(values))
+            assert _same(dec.decode_many(records[-1]), values)
+    starts = [i for i, r in enumerate(records) if r[0] & 1]
+    if starts:
+        late = codec.session_decoder()
+        got = [v for r in records[starts[-1] :] for v in late.decode_many(r)]
+        assert _same(got, [v for values, _ in batches[starts[-1] :] for v in values])
+
+
+def test_a_live_session_goes_learned_and_probes_zstd() -> None:
+    """The model's messages go as its payloads; zstd codes a probe at the LEARNED_PROBE-th,
+    then twice as far on each time it came out larger, continuing one context across the
+    learned records between them; the whole is far smaller than a zstd session's."""
+    from zeroc._session import LEARNED_PROBE
+
+    codec = Codec(PROFILES)
+    enc, dec = codec.session_encoder(), codec.session_decoder()
+    values = [{**PROFILE_POOL[i % len(PROFILE_POOL)], "id": 6500 + i} for i in range(8 * LEARNED_PROBE)]
+    records = [enc.encode(v) for v in values]
+    assert [dec.decode(r) for r in records] == values
+    forms = _forms(records)
+    zstd_at = [i for i, f in enumerate(forms) if f != 3]
+    assert zstd_at == [LEARNED_PROBE - 1, 3 * LEARNED_PROBE - 1, 7 * LEARNED_PROBE - 1]
+    assert [records[i][0] & 1 for i in zstd_at] == [1, 0, 0]  # one context, opened once
+    plain = codec.session_encoder(learned=False)
+    assert sum(map(len, records)) < 0.7 * sum(len(plain.encode(v)) for v in values)
+
+
+def test_where_zstd_codes_smaller_the_session_leaves_the_model() -> None:
+    """Messages that repeat: zstd's history codes them in a few bytes, which the model cannot;
+    once zstd's rate is known, records go through zstd."""
+    codec = Codec(PROFILES)
+    enc, dec = codec.session_encoder(), codec.session_decoder()
+    big = {**PROFILE_POOL[0], "bio": "a profile that says a great deal about its owner " * 8}
+    records = [enc.encode(big) for _ in range(400)]
+    assert all(dec.decode(r) == big for r in records)
+    forms = _forms(records)
+    assert forms[-100:].count(3) == 0 and forms[:30].count(3) == 30
+    assert sum(map(len, records[-100:])) < 100 * 12
+
+
+def test_a_file_session_of_a_learned_codec_is_far_smaller_than_zstd_19() -> None:
+    """Faker orders, the default train(): the session stream codes them as the model's payloads,
+    about 0.6x the whole NDJSON file under zstd -19 (a zstd session alone only matched it);
+    every message comes back, and so does each one of a live session."""
+    train, test = _corpora.SETS["faker_orders"][0](1000)
+    codec = Codec(zeroc.train(train))
+    assert codec.method == "learned"
+    stream = codec.encode_stream(test, session=True)
+    assert codec.decode_stream(stream) == test
+    ndjson = b"".join(json.dumps(v).encode() + b"\n" for v in test)
+    assert len(stream) < 0.75 * len(zstd.ZstdCompressor(level=19).compress(ndjson))
+    assert len(stream) < len(codec.encode_stream(test))  # and below independent frames
+    enc, dec = codec.session_encoder(), codec.session_decoder()
+    assert [dec.decode(enc.encode(v)) for v in test] == test
+
+
+def test_mutated_learned_records_raise_zeroc_errors_and_lose_the_context() -> None:
+    """Flipped, cut, extended or random learned records: a Zeroc error or other messages, never
+    another exception; after an error, records are refused until one that resets."""
+    rng = random.Random(5)
+    codec = Codec(PROFILES)
+    enc = codec.session_encoder()
+    records = [enc.encode(KNOWN[i % len(KNOWN)]) for i in range(40)]
+    assert _forms(records).count(3) > 35
+    errors = 0
+    for _ in range(600):
+        dec = codec.session_decoder()
+        k = rng.randrange(1, len(records))
+        for r in records[:k]:
+            dec.decode_many(r)
+        b = bytearray(records[k])
+        r = rng.random()
+        if r < 0.4:
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        elif r < 0.7:
+            b = b[: rng.randrange(len(b))]
+        elif r < 0.85:
+            b += rng.randbytes(rng.randint(1, 8))
+        else:
+            head = rng.choice([3 << 1, 3 << 1 | 1, 2 << 3 | 3 << 1 | 1])  # learned, claiming 1 or 2
+            b = bytearray([head]) + rng.randbytes(rng.randint(0, 30))
+        try:
+            dec.decode_many(bytes(b))
+        except ZerocError:
+            errors += 1
+            follow = bytes([records[k + 1][0] & ~1]) + records[k + 1][1:] if k + 1 < len(records) else None
+            if follow is not None:
+                with pytest.raises(zeroc.DecodeError, match="must reset"):
+                    dec.decode_many(follow)
+    assert errors > 200
+
+
+def test_learned_records_need_the_model_and_the_dictionary() -> None:
+    """A learned record where the session has no model (a codec without the dictionary, or a
+    session not started from it) is refused, and so are bytes after its payloads; a zstd
+    record may not continue a context that a learned record which reset has ended."""
+    codec = Codec(PROFILES)
+    record = codec.session_encoder().encode(KNOWN[0])
+    assert _forms([record]) == [3] and record[0] & 1
+    for dec in (
+        Codec().session_decoder(),
+        codec.session_decoder(dictionary=False),
+        Codec(DICT).session_decoder(),
+    ):
+        with pytest.raises(zeroc.DecodeError, match="form 3"):
+            dec.decode(record)
+    assert codec.session_encoder(dictionary=False).encode(KNOWN[0])[0] >> 1 & 3 != 3
+    with pytest.raises(zeroc.DecodeError, match="complete payloads"):
+        codec.session_decoder().decode(record + b"\x00")
+    plain = codec.session_encoder(learned=False)
+    opening, second = plain.encode(KNOWN[1]), plain.encode(KNOWN[2])
+    dec = codec.session_decoder()
+    assert dec.decode(opening) == KNOWN[1]
+    assert dec.decode(record) == KNOWN[0]  # resets: the context that opening began ends
+    with pytest.raises(zeroc.DecodeError, match="learned record ended"):
+        dec.decode(second)
+    again = codec.session_decoder()
+    assert [again.decode(opening), again.decode(second)] == [KNOWN[1], KNOWN[2]]

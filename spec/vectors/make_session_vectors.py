@@ -215,6 +215,8 @@ def version_2() -> dict[str, object]:
     assert zstd_reset[0] >> 1 & 3 == 1
     payload = learned_reset[2:]
     assert learned_reset[1] == len(payload)
+    opened = zstd_only.encode(values[2])  # a context's second record, after zstd_reset
+    assert not opened[0] & 1
     two_claimed = bytes([2 << 3 | 3 << 1 | 1]) + learned_reset[1:]
     cut = learned_reset[:-1]
     bad_crc = bytearray(with_crc[0])
@@ -271,7 +273,15 @@ def version_2() -> dict[str, object]:
                 [learned_reset, continued],
                 "DecodeError",
             ),
+            invalid(
+                "learned-session-zstd-continues-across-a-learned-record-that-reset",
+                [zstd_reset, learned_reset, opened],
+                "DecodeError",
+            ),
             invalid("learned-session-record-count-above-its-payloads", [two_claimed], "DecodeError"),
+            invalid(
+                "learned-session-record-bytes-after-its-payloads", [learned_reset + b"\x00"], "DecodeError"
+            ),
             invalid("learned-session-record-cut-inside-a-payload", [cut], "DecodeError"),
             invalid(
                 "learned-session-not-from-the-dictionary", [learned_reset], "DecodeError", dictionary=None

@@ -44,10 +44,13 @@ OUTPUT_STEP = 16 * 1024
 FORM_BLOCKS, FORM_COMPRESSED, FORM_RAW, FORM_LEARNED = 0, 1, 2, 3
 # Learned records: where the payloads come to fewer bytes than zstd's rate in this session so far
 # predicts for the record's content (once zstd has coded LEARNED_EVIDENCE bytes of it), and
-# otherwise for want of evidence, since the model is the dictionary's choice; one record in
-# LEARNED_PROBE that would go learned goes through zstd instead, so that the rate stays known.
-LEARNED_EVIDENCE = 4096
+# otherwise for want of evidence, since the model is the dictionary's choice. A record that would
+# go learned goes through zstd instead now and then (a probe), so that the rate stays known: the
+# LEARNED_PROBE-th such record, then twice as far on (up to LEARNED_PROBE_MAX) each time the
+# probe came out larger than the model's payloads, and back to LEARNED_PROBE when it did not.
+LEARNED_EVIDENCE = 2048
 LEARNED_PROBE = 32
+LEARNED_PROBE_MAX = 1024
 FRAME_HEADER = 2  # a session frame's: descriptor 00 (no size, no checksum, no id), window byte
 
 
@@ -161,7 +164,8 @@ class SessionEncoder:
         self._obj: Any = None  # the open frame's compression object; None: the next record resets
         self._model = model if dictionary is not None else None  # a model needs its dictionary
         self._zin = self._zout = 0  # content and data bytes of this session's zstd records
-        self._probe = 0  # records gone learned since the last that zstd coded
+        self._probe, self._every = 0, LEARNED_PROBE  # records gone learned since the last probe
+        self._last = 0  # the last zstd record's data bytes
 
     def reset(self) -> None:
         """Start a new context with the next record (its history: the dictionary alone)."""
@@ -187,9 +191,13 @@ class SessionEncoder:
         if contents is None:
             contents = [self.content(v) for v in values]
         content = contents[0] if len(contents) == 1 else b"".join(contents)
-        data = self._learned(values, len(content)) if self._model is not None else None
-        if data is None:
-            return self._record(content, len(values))
+        data, probe = self._learned(values, len(content)) if self._model is not None else (None, False)
+        if data is None or probe:
+            out = self._record(content, len(values))
+            if probe and data is not None:  # zstd's bytes (as _record counted them) against the model's
+                larger = self._last > len(data)
+                self._every = min(2 * self._every, LEARNED_PROBE_MAX) if larger else LEARNED_PROBE
+            return out
         model = self._model
         assert model is not None
         n = len(values) << 3 | FORM_LEARNED << 1 | (self._obj is None)  # no context: a reset
@@ -198,25 +206,25 @@ class SessionEncoder:
             head += crc32(b"".join(model.text(v) + b"\n" for v in values)).to_bytes(4, "little")
         return head + data
 
-    def _learned(self, values: list[Any], size: int) -> bytes | None:
+    def _learned(self, values: list[Any], size: int) -> tuple[bytes | None, bool]:
         """A learned record's data for ``values`` (``size`` bytes of content), or None where
-        zstd codes them (see LEARNED_PROBE)."""
+        zstd codes them; and whether zstd codes them as a probe (see LEARNED_PROBE)."""
         model = self._model
         assert model is not None
         parts: list[bytes] = []
         for v in values:
             p = model.payload(v)
             if p is None:
-                return None
+                return None, False
             parts += (_length(len(p)), p)
         data = b"".join(parts)
         if self._zin >= LEARNED_EVIDENCE and len(data) * self._zin >= self._zout * size:
-            return None
+            return None, False
         self._probe += 1
-        if self._probe >= LEARNED_PROBE:
+        if self._probe >= self._every:
             self._probe = 0
-            return None
-        return data
+            return data, True
+        return data, False
 
     def content(self, value: Any) -> bytes:
         """``value``'s part of a record's content: its JSON text and a newline, or for protobuf
@@ -252,6 +260,7 @@ class SessionEncoder:
         form, data = _strip(data, reset)
         self._zin += len(content)
         self._zout += len(data)
+        self._last = len(data)
         n = count << 3 | form << 1 | reset
         head = _BYTES[n] if n < 0x80 else varint(n)
         if self.checksum:
