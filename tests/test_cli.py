@@ -79,6 +79,22 @@ def test_encode_session_streams_are_smaller_and_decode_exactly(orders: Path) -> 
     assert info["kind"] == "session stream" and info["messages"] == 1500 and info["checksummed"]
 
 
+def test_a_learned_dictionarys_session_stream_holds_learned_records(orders: Path) -> None:
+    """--session with a learned dictionary: the records go as the model's payloads (inspect
+    counts them), the stream is far below zstd -19 of the file, and decode gives it all back."""
+    dict_path = orders / "orders-learned.zcd"
+    run("train", str(orders / "orders.ndjson"), "-o", str(dict_path), "--only", "learned")
+    src = str(orders / "orders.ndjson")
+    run("encode", "--dict", str(dict_path), src, "-o", str(orders / "l.zcs"), "--session")
+    run("decode", "--dict", str(dict_path), str(orders / "l.zcs"), "-o", str(orders / "l.ndjson"))
+    original = [json.loads(x) for x in (orders / "orders.ndjson").read_text().splitlines()]
+    assert [json.loads(x) for x in (orders / "l.ndjson").read_text().splitlines()] == original
+    info = json.loads(run("inspect", "--json", str(orders / "l.zcs")).stdout)
+    assert info["messages"] == 1500 and info["learned_records"] == info["records"] >= 1
+    zstd19 = zstandard.ZstdCompressor(level=19).compress((orders / "orders.ndjson").read_bytes())
+    assert info["bytes"] < 0.5 * len(zstd19)
+
+
 def test_train_shows_its_progress_and_takes_a_sample(orders: Path) -> None:
     """Issue 13: no silent phase (the model's fields are counted off as they are learned) and
     --max-samples for huge inputs."""

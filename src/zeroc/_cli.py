@@ -192,7 +192,8 @@ def _codec(
     "--session/--frames",
     default=False,
     show_default=True,
-    help="--session: each message coded with the ones before it as history (smaller, read in order); "
+    help="--session: each message coded with the ones before it as history (smaller, read in order; "
+    "with a learned dictionary, as the model's payloads where those are smaller); "
     "--frames: independent frames, any one decodable alone",
 )
 def encode_cmd(
@@ -295,7 +296,8 @@ def _describe(data: bytes) -> dict[str, Any]:
                 "checksummed": data[4] == _frame.STREAM_CHECKSUMMED,
                 "records": len(heads),
                 "messages": sum(h >> 3 for h in heads),
-                "contexts": sum(h & 1 for h in heads),
+                "resets": sum(h & 1 for h in heads),
+                "learned_records": sum(h >> 1 & 3 == 3 for h in heads),
             }
         methods: dict[str, int] = {}
         sizes = []
