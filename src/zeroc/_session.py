@@ -90,6 +90,11 @@ def _unstrip(data: bytes, form: int, reset: int) -> bytes:
 # relay's chat lines, records were 11% smaller (119.8 -> 107.0 KB for 2,000 lines) for ~1.1x the
 # time, which brings a live session below permessage-deflate with context takeover (109.5 KB).
 SHORT_MESSAGES = {"strategy": zstd.STRATEGY_LAZY, "search_log": 2}
+# Records of one message shorter than this, continuing an open context, take
+# SessionEncoder.encode's inline path; the head of one such message in one compressed block.
+SMALL_RECORD = 16 * 1024
+_ONE_COMPRESSED = _BYTES[1 << 3 | FORM_COMPRESSED << 1]
+_FLUSH_BLOCK = zstd.COMPRESSOBJ_FLUSH_BLOCK
 # A record at least this long (a relay's buffer dump) starts a new context coded with zstd's own
 # parameters for the level (double-fast at 3-4), and the record after it starts another: on a
 # 2.3 MB dump the lazy matcher costs more than the history before it saves. Only where the
@@ -175,7 +180,29 @@ class SessionEncoder:
         """One record holding ``value``."""
         if self._model is not None:
             return self.record_values([value])
-        return self._record(self.content(value), 1)
+        data = self._dumps(value)
+        if self._lines:
+            content = data + b"\n"
+        else:
+            n = len(data)
+            content = (_BYTES[n] if n < 0x80 else varint(n)) + data
+        obj = self._obj
+        if obj is None or self.checksum or len(content) >= SMALL_RECORD:
+            return self._record(content, 1)
+        # A relay's common record, inline (a few µs a message are the session's whole cost): a
+        # small message continuing the open context, unchecked, most often one compressed block
+        # that goes without its header (form 1, see _strip).
+        try:
+            data = obj.compress(content)
+            data = data + obj.flush(_FLUSH_BLOCK) if data else obj.flush(_FLUSH_BLOCK)
+        except BaseException:
+            self._obj = None  # the receiver cannot have what this one was going to send
+            raise
+        size = len(data) - 3
+        if size > 0 and data[0] | data[1] << 8 | data[2] << 16 == size << 3 | 4:  # compressed, not last
+            return _ONE_COMPRESSED + memoryview(data)[3:]
+        form, data = _strip(data, False)
+        return _BYTES[1 << 3 | form << 1] + data
 
     def encode_many(self, values: Iterable[Any]) -> bytes:
         """One record holding ``values`` (at least one), in order."""
