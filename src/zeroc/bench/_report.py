@@ -184,8 +184,10 @@ def markdown(result: dict[str, Any], command: str) -> str:
             "### Each set's test messages as one file",
             "",
             "NDJSON under `zstd -19` against the default dictionary's stream of one session "
-            "(`zeroc encode --session`) and of independent frames (`zeroc encode`); each stream "
-            "decoded and checked.",
+            "(`zeroc encode --session`) and of independent frames (`zeroc encode`), and a live "
+            "session (a record a message, as a WebSocket carries them) with the default codec and "
+            "with zstd alone (`session_encoder(learned=False)`); each stream and record decoded "
+            "and checked.",
             "",
             *(f"- {v}" for v in file_verdict(traffic)),
             "",

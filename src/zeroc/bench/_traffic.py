@@ -65,8 +65,9 @@ def build(train: list[Any]) -> tuple[list[Approach], zeroc.Codec]:
 
 def as_file(codec: zeroc.Codec, test: list[Any]) -> dict[str, int]:
     """The test messages as one file: NDJSON, ``zstd -19`` of it, and the default codec's
-    stream of independent frames and of one session (``zeroc encode [--session]``), each
-    stream decoded and checked."""
+    stream of independent frames and of one session (``zeroc encode [--session]``); and as a
+    live session, a record a message, with the default codec's session encoder and with its
+    zstd alone (``learned=False``). Every stream and record is decoded and checked."""
     ndjson = b"".join(orjson.dumps(m) + b"\n" for m in test)
     out = {"ndjson_bytes": len(ndjson), "zstd19_bytes": len(zstd.ZstdCompressor(level=19).compress(ndjson))}
     for key, session in (("frames_bytes", False), ("session_bytes", True)):
@@ -74,6 +75,12 @@ def as_file(codec: zeroc.Codec, test: list[Any]) -> dict[str, int]:
         if codec.decode_stream(stream) != test:
             raise AssertionError(f"a {key.split('_')[0]} stream does not give the messages back exactly")
         out[key] = len(stream)
+    for key, learned in (("live_bytes", True), ("live_zstd_bytes", False)):
+        enc, dec = codec.session_encoder(learned=learned), codec.session_decoder()
+        records = [enc.encode(m) for m in test]
+        if [dec.decode(r) for r in records] != test:
+            raise AssertionError("a live session does not give the messages back exactly")
+        out[key] = sum(map(len, records))
     return out
 
 
@@ -223,7 +230,8 @@ def file_verdict(traffic: dict[str, Any]) -> list[str]:
         lines.append(
             f"{name} as one file ({f['ndjson_bytes']:,} B of NDJSON): session {f['session_bytes']:,} B = "
             f"{f['session_bytes'] / f['zstd19_bytes']:.2f}x zstd -19's {f['zstd19_bytes']:,} B "
-            f"(independent frames {f['frames_bytes']:,} B)"
+            f"(independent frames {f['frames_bytes']:,} B); a live session, a record a message, "
+            f"{f['live_bytes']:,} B ({f['live_zstd_bytes']:,} B with zstd alone)"
         )
     return lines
 
