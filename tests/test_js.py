@@ -26,7 +26,7 @@ import zeroc
 from tests.conftest import CONTENT_CANDIDATES, DATA, ROOT
 from tests.strategies import json_values, keyed
 from tests.test_http import Server, start_server
-from zeroc import _json
+from zeroc import Dictionary, _json
 from zeroc.http.demo import ORDERS
 from zeroc.tabular._columns import STAMP_FORMATS, render_stamp
 from zeroc.workloads import Order, ProductView, generate
@@ -239,6 +239,57 @@ def test_sessions_decode_record_by_record(tmp_path: Path, dictionaries: dict[str
     report = node({"zcd": zcd, "sessions": sessions}, tmp_path)
     for got, batches in zip(report["sessions"], expected, strict=True):
         assert [[sorted_entries(v) for v in r] for r in got] == [[canon(v) for v in b] for b in batches]
+
+
+def test_learned_sessions_decode_as_python_reads_them(tmp_path: Path) -> None:
+    """Sessions of a learned codec, json and protobuf (learned records of one and several
+    messages, zstd probes among them, resets, a checksum), record by record and as streams of
+    both kinds: node gives the values Python's decoder gives."""
+    from zeroc import _session
+
+    cases = {
+        "json": (Dictionary.load(ROOT / "spec" / "vectors" / "profiles-learned.zcd"), None),
+        "protobuf": (zeroc.train(generate("order", 1500, seed=8)[:1200], schema=Order), Order),
+    }
+    sessions, streams, expected_sessions, expected_streams = [], [], [], []
+    for name, (d, schema) in cases.items():
+        assert d.codec["method"] == "learned", name
+        codec = zeroc.Codec(d)
+        values = generate("order", 60, seed=9) if schema else _profiles() * 3
+        for checksum in (False, True):
+            dec = zeroc.Codec(d, checksum=checksum).session_decoder()
+            records, batches = [], []
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(_session, "LEARNED_PROBE", 5)
+                enc = zeroc.Codec(d, checksum=checksum).session_encoder()
+                for i in range(0, len(values), 3):
+                    if i == 30:
+                        enc.reset()
+                    batch = values[i : i + 1 + i % 2]
+                    records.append(enc.encode_many(batch))
+                    batches.append(dec.decode_many(records[-1]))
+            forms = {r[0] >> 1 & 3 for r in records}
+            assert 3 in forms and len(forms) > 1, name  # learned records, and zstd's probes
+            sessions.append(
+                {"dictionary": name, "checksum": checksum, "records_hex": [r.hex() for r in records]}
+            )
+            expected_sessions.append(batches)
+        for session in (True, False):
+            stream = codec.encode_stream(values, session=session)
+            streams.append({"dictionary": name, "stream_hex": stream.hex()})
+            expected_streams.append(codec.decode_stream(stream))
+    zcd = {name: d.to_bytes().hex() for name, (d, _) in cases.items()}
+    report = node({"zcd": zcd, "sessions": sessions, "streams": streams}, tmp_path)
+    for got, batches in zip(report["sessions"], expected_sessions, strict=True):
+        assert [[sorted_entries(v) for v in r] for r in got] == [[canon(v) for v in b] for b in batches]
+    for got, values in zip(report["streams"], expected_streams, strict=True):
+        assert [sorted_entries(v) for v in got] == [canon(v) for v in values]
+
+
+def _profiles() -> list[Any]:
+    """The profiles of spec/vectors/learned-8.json's inputs (its many-profiles case spread)."""
+    doc = json.loads((ROOT / "spec" / "vectors" / "learned-8.json").read_text())
+    return [p for v in doc["valid"] for p in (v["input"] if isinstance(v["input"], list) else [v["input"]])]
 
 
 def fetch_demo(server: Server, paths: list[str], *flags: str) -> dict[str, Any]:

@@ -5,9 +5,10 @@
 //   "dictionaries": {name: hex}: each must decode to its content exactly; with "fuzz":
 //   {"seed", "rounds"}, each is also corrupted (bit flips, cuts, spliced bytes) `rounds` times,
 //   and every corruption must either decode or throw one of the package's errors.
-// - "frames": [{"dictionary", "frame_hex", "payload_hex", "bare"?}] and "sessions": [{"dictionary",
-//   "checksum", "records_hex"}] with "zcd": {name: hex} (dictionary files): each decodes to its
-//   payload, and its value is reported in a canonical form for the test to compare.
+// - "frames": [{"dictionary", "frame_hex", "payload_hex", "bare"?}], "sessions": [{"dictionary",
+//   "checksum", "records_hex"}] and "streams": [{"dictionary", "stream_hex"}] with "zcd": {name:
+//   hex} (dictionary files): each decodes (a frame to its payload), and its values are reported
+//   in a canonical form for the test to compare.
 // - "tables": [{"file_hex", "ranges": [[start, stop], ...]}] (.zct files): the document, the
 //   rows of each range and its columns, reported in the canonical form.
 // With "fuzz", frames (and their payloads, through the serialization's reader), tables and the
@@ -107,6 +108,17 @@ for (const [i, s] of (spec.sessions ?? []).entries()) {
   }
 }
 
+const streams = [];
+for (const [i, s] of (spec.streams ?? []).entries()) {
+  try {
+    streams.push(new zeroc.Decoder(s.dictionary ? zcd.get(s.dictionary) : null).decodeStream(fromHex(s.stream_hex)).map(canon));
+    decoded++;
+  } catch (e) {
+    failures.push({ stream: i, problem: `${e.name}: ${e.message}` });
+    streams.push(null);
+  }
+}
+
 /** Corrupt `data` the fuzz's rounds of times; `use` must return or throw a Zeroc error. */
 function fuzz(what, data, use) {
   for (let r = 0; r < (spec.fuzz?.rounds ?? 0); r++) {
@@ -167,4 +179,4 @@ for (const [i, c] of (spec.cases ?? []).entries()) {
     }
   }
 }
-console.log(JSON.stringify({ decoded, corrupted, rejected, values, sessions, tables, failures: failures.slice(0, 20), failed: failures.length }));
+console.log(JSON.stringify({ decoded, corrupted, rejected, values, sessions, streams, tables, failures: failures.slice(0, 20), failed: failures.length }));

@@ -134,11 +134,24 @@ export class Decoder {
     return out;
   }
 
-  /** Decode a whole stream to its messages' values. */
+  /** Decode a whole stream to its messages' values (a learned frame's or record's straight
+   * from the model, whatever the dictionary's serialization). */
   decodeStream(data: Uint8Array): unknown[] {
     const header = parseStreamHeader(data);
-    const owner = header.sha256 === null ? this : this.other(this.resolveSha(header.sha256));
-    return this.decodeStreamPayloads(data).map((p) => owner.value(p));
+    const context = header.sha256 === null ? null : this.resolveSha(header.sha256);
+    const out: unknown[] = [];
+    const records = streamRecords(data, header, this.maxDecodedSize + 64);
+    if (header.session) {
+      const owner = context === null ? this : this.other(context);
+      const session = owner.sessionDecoder({ checksum: header.checksummed, dictionary: context !== null });
+      for (const record of records) out.push(...session.decodeMany(record));
+    } else {
+      for (const frame of records) {
+        const [owner, payload, value] = this.decodeOwned(frame, context);
+        out.push(payload === null ? unwrapFloats(value) : owner.value(payload));
+      }
+    }
+    return out;
   }
 
   /** A decoder for one session's records (§4), in order, starting from this dictionary. */
