@@ -340,8 +340,11 @@ def test_learned_records_need_the_model_and_the_dictionary() -> None:
         with pytest.raises(zeroc.DecodeError, match="form 3"):
             dec.decode(record)
     assert codec.session_encoder(dictionary=False).encode(KNOWN[0])[0] >> 1 & 3 != 3
-    with pytest.raises(zeroc.DecodeError, match="complete payloads"):
+    with pytest.raises(zeroc.DecodeError):  # a byte after the payload: not one an encoder writes
         codec.session_decoder().decode(record + b"\x00")
+    pair = codec.session_encoder().encode_many(KNOWN[:2])
+    with pytest.raises(zeroc.DecodeError, match="complete payloads"):  # its first payload cut
+        codec.session_decoder().decode_many(pair[: 2 + pair[1] - 1])
     plain = codec.session_encoder(learned=False)
     opening, second = plain.encode(KNOWN[1]), plain.encode(KNOWN[2])
     dec = codec.session_decoder()

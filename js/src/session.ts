@@ -111,18 +111,21 @@ export class SessionRecords {
     return split(content, count, this.o.lines).map((payload) => ({ payload }));
   }
 
-  /** A learned record's messages: `count` payloads from `pos`, each after its varint length. */
+  /** A learned record's messages: `count` payloads from `pos`, each after its varint length but
+   * the last, which is the rest of the record. */
   private unlearn(record: Uint8Array, pos: number, count: number, crc: number | null): SessionMessage[] {
     const learned = this.o.learned!;
     const out: SessionMessage[] = [];
-    while (pos < record.length && out.length < count) {
+    const incomplete = () => new DecodeError(`learned session record is not ${count} complete payloads`);
+    for (let i = 0; i + 1 < count; i++) {
+      if (pos >= record.length) throw incomplete();
       let n: number;
       [n, pos] = readVarint(record, pos);
-      if (pos + n > record.length) break;
+      if (pos + n > record.length) throw incomplete();
       out.push({ payload: null, value: learned(record.subarray(pos, pos + n)) });
       pos += n;
     }
-    if (out.length !== count || pos !== record.length) throw new DecodeError(`learned session record is not ${count} complete payloads`);
+    out.push({ payload: null, value: learned(record.subarray(pos)) });
     if (crc !== null) {
       const texts = out.map((m) => pythonText(m.value));
       const all = new Uint8Array(texts.reduce((n, t) => n + t.length + 1, 0));

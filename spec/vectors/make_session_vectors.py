@@ -213,12 +213,14 @@ def version_2() -> dict[str, object]:
     zstd_reset = zstd_only.encode(values[1])
     continued = bytes([zstd_reset[0] & ~1]) + zstd_reset[1 + 2 :]  # as if a context were open (form 1)
     assert zstd_reset[0] >> 1 & 3 == 1
-    payload = learned_reset[2:]
-    assert learned_reset[1] == len(payload)
     opened = zstd_only.encode(values[2])  # a context's second record, after zstd_reset
     assert not opened[0] & 1
-    two_claimed = bytes([2 << 3 | 3 << 1 | 1]) + learned_reset[1:]
-    cut = learned_reset[:-1]
+    # A record of one message is its head and payload; one of three that holds one payload
+    # (after its length) ends where the second's length should be.
+    three_claimed = bytes([3 << 3 | 3 << 1 | 1, len(learned_reset) - 1]) + learned_reset[1:]
+    pair = codec.session_encoder(level=LEVEL, window_log=WINDOW_LOG).encode_many(values[:2])
+    assert pair[0] == (2 << 3 | 3 << 1 | 1) and pair[1] < 0x80
+    cut = pair[: 2 + pair[1] - 1]  # inside its first payload, whose length says one byte more
     bad_crc = bytearray(with_crc[0])
     bad_crc[1] ^= 0xFF
     inputs = [v for b in batches for v in b]
@@ -278,9 +280,11 @@ def version_2() -> dict[str, object]:
                 [zstd_reset, learned_reset, opened],
                 "DecodeError",
             ),
-            invalid("learned-session-record-count-above-its-payloads", [two_claimed], "DecodeError"),
+            invalid("learned-session-record-count-above-its-payloads", [three_claimed], "DecodeError"),
             invalid(
-                "learned-session-record-bytes-after-its-payloads", [learned_reset + b"\x00"], "DecodeError"
+                "learned-session-record-bytes-after-its-last-payload",
+                [learned_reset + b"\x00"],
+                "DecodeError",
             ),
             invalid("learned-session-record-cut-inside-a-payload", [cut], "DecodeError"),
             invalid(

@@ -238,13 +238,14 @@ class SessionEncoder:
         zstd codes them; and whether zstd codes them as a probe (see LEARNED_PROBE)."""
         model = self._model
         assert model is not None
-        parts: list[bytes] = []
+        payloads: list[bytes] = []
         for v in values:
             p = model.payload(v)
             if p is None:
                 return None, False
-            parts += (_length(len(p)), p)
-        data = b"".join(parts)
+            payloads.append(p)
+        # each payload after its length but the last, which is the rest of the record
+        data = b"".join(part for p in payloads[:-1] for part in (_length(len(p)), p)) + payloads[-1]
         if self._zin >= LEARNED_EVIDENCE and len(data) * self._zin >= self._zout * size:
             return None, False
         self._probe += 1
@@ -373,18 +374,20 @@ class SessionDecoder:
         return [self._loads(m) for m in self._split(content, count)]
 
     def _unlearn(self, record: bytes, pos: int, count: int, crc: int | None) -> list[Any]:
-        """A learned record's messages: ``count`` payloads from ``pos``, each after its length."""
+        """A learned record's messages: ``count`` payloads from ``pos``, each after its length
+        but the last, which is the rest of the record."""
         model = self._model
         assert model is not None
         values: list[Any] = []
-        while pos < len(record) and len(values) < count:
+        for _ in range(count - 1):
+            if pos >= len(record):
+                raise DecodeError(f"learned session record is not {count} complete payloads")
             n, pos = read_varint(record, pos)
             if pos + n > len(record):
-                break
+                raise DecodeError(f"learned session record is not {count} complete payloads")
             values.append(model.value(record[pos : pos + n], self.max_decoded_size))
             pos += n
-        if len(values) != count or pos != len(record):
-            raise DecodeError(f"learned session record is not {count} complete payloads")
+        values.append(model.value(record[pos:], self.max_decoded_size))
         if crc is not None and crc32(b"".join(model.text(v) + b"\n" for v in values)) != crc:
             raise ChecksumMismatch("session record checksum does not match its messages")
         return values
