@@ -2,6 +2,7 @@
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,21 @@ def test_a_large_record_starts_a_context_and_so_does_the_next() -> None:
     assert file_codec.decode_stream(stream) == values
 
 
+def _mutated(rng: random.Random, record: bytes, junk: Callable[[], bytes]) -> bytes:
+    """``record`` with a bit flipped (40%), cut short (30%) or extended (15%), or else ``junk()``."""
+    b = bytearray(record)
+    r = rng.random()
+    if r < 0.4:
+        b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+    elif r < 0.7:
+        b = b[: rng.randrange(len(b))]
+    elif r < 0.85:
+        b += rng.randbytes(rng.randint(1, 8))
+    else:
+        return junk()
+    return bytes(b)
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal as JSON values, with floats compared by repr (-0.0, inf)."""
     return json.dumps(a, sort_keys=False, default=repr) == json.dumps(b, sort_keys=False, default=repr)
@@ -128,18 +144,8 @@ def test_mutated_records_raise_zeroc_errors_and_lose_the_context() -> None:
         k = rng.randrange(1, len(records))
         for r in records[:k]:
             dec.decode(r)
-        b = bytearray(records[k])
-        r = rng.random()
-        if r < 0.4:
-            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
-        elif r < 0.7:
-            b = b[: rng.randrange(len(b))]
-        elif r < 0.85:
-            b += rng.randbytes(rng.randint(1, 8))
-        else:
-            b = bytearray(rng.randbytes(rng.randint(0, 60)))
         try:
-            dec.decode(bytes(b))
+            dec.decode(_mutated(rng, records[k], lambda: rng.randbytes(rng.randint(0, 60))))
         except ZerocError:
             errors += 1
             if k + 1 < len(records):
@@ -297,25 +303,19 @@ def test_mutated_learned_records_raise_zeroc_errors_and_lose_the_context() -> No
     enc = codec.session_encoder()
     records = [enc.encode(KNOWN[i % len(KNOWN)]) for i in range(40)]
     assert _forms(records).count(3) > 35
+    heads = [3 << 1, 3 << 1 | 1, 2 << 3 | 3 << 1 | 1]  # learned, claiming 1 or 2 messages
+
+    def junk() -> bytes:
+        return bytes([rng.choice(heads)]) + rng.randbytes(rng.randint(0, 30))
+
     errors = 0
     for _ in range(600):
         dec = codec.session_decoder()
         k = rng.randrange(1, len(records))
         for r in records[:k]:
             dec.decode_many(r)
-        b = bytearray(records[k])
-        r = rng.random()
-        if r < 0.4:
-            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
-        elif r < 0.7:
-            b = b[: rng.randrange(len(b))]
-        elif r < 0.85:
-            b += rng.randbytes(rng.randint(1, 8))
-        else:
-            head = rng.choice([3 << 1, 3 << 1 | 1, 2 << 3 | 3 << 1 | 1])  # learned, claiming 1 or 2
-            b = bytearray([head]) + rng.randbytes(rng.randint(0, 30))
         try:
-            dec.decode_many(bytes(b))
+            dec.decode_many(_mutated(rng, records[k], junk))
         except ZerocError:
             errors += 1
             follow = bytes([records[k + 1][0] & ~1]) + records[k + 1][1:] if k + 1 < len(records) else None
