@@ -1067,7 +1067,7 @@ _Static_assert(sizeof(CharTab) == 64, "a chars table is one cache line");
  * so a row's frequency is the next word's start: a symbol's start, frequency and byte are read
  * from one or two adjacent words, mostly one cache line (three arrays took three). */
 #define CHAR_SHIFT 16
-#define CHAR_GUIDE 20  /* guide buckets a table: a slot's row is a step or two from its bucket's */
+#define CHAR_GUIDE 16  /* guide buckets a table: a slot's row is a step or two from its bucket's */
 
 /* What decoding a byte reads of its table, in one cache line: the bounds, where its rows start,
  * and its guide (the row at each bucket's first slot), so that a byte costs this line and its
@@ -1075,12 +1075,28 @@ _Static_assert(sizeof(CharTab) == 64, "a chars table is one cache line");
 typedef struct {
     _Alignas(64) limb esc;
     limb total;
+    uint64_t magic;           /* a range / total as a multiplication (div_by) */
     int32_t off;
     int16_t n;
     uint8_t gshift;           /* slot >> gshift: the table's guide bucket (of CHAR_GUIDE) */
+    uint8_t dshift;
     uint16_t guide[CHAR_GUIDE];
 } CharDec;
 _Static_assert(sizeof(CharDec) == 64, "a chars table's decoding side is one cache line");
+
+/* Division by a divisor d >= 2 known in advance, as a multiplication (Granlund and Montgomery,
+ * "Division by invariant integers using multiplication", 1994, figure 4.1: exact for every
+ * 64-bit n): div_magic gives its multiplier and shift, div_by the quotient. */
+static void div_magic(limb d, uint64_t *magic, uint8_t *shift) {
+    int l = 64 - __builtin_clzll(d - 1);  /* ceil(log2 d), d >= 2 */
+    *magic = (uint64_t)((((u128)(((u128)1 << l) - d)) << 64) / d) + 1;
+    *shift = (uint8_t)(l - 1);
+}
+
+static inline limb div_by(limb n, uint64_t magic, uint8_t shift) {
+    limb t = (limb)(((u128)n * magic) >> 64);
+    return (t + ((n - t) >> 1)) >> shift;
+}
 
 typedef struct {
     CharTab tab[CHAR_BASE + 1];
@@ -1172,6 +1188,7 @@ static int chars_table(Chars *c, int at, PyObject *t, int32_t *rows, int32_t cap
     dec->total = pos;
     dec->off = tab->off;
     dec->n = tab->n;
+    div_magic(pos, &dec->magic, &dec->dshift);  /* pos > esc >= 1 */
     int g = 0;
     while (((pos - 1) >> g) >= CHAR_GUIDE) g++;
     dec->gshift = (uint8_t)g;
@@ -1339,6 +1356,59 @@ static inline void keys_put(KeyCache *kc, PyObject *v, PyObject *k) {
 
 /* ---- WEnc ---- */
 
+/* The range coder over out (grown as needed): one symbol. */
+typedef struct { unsigned char *b; Py_ssize_t n, cap; limb low, rng; } RangeOut;
+
+static int rout_grow(RangeOut *o, Py_ssize_t need) {
+    Py_ssize_t cap = 2 * o->cap + need + 64;
+    unsigned char *b = PyMem_Realloc(o->b, (size_t)cap);
+    if (b == NULL) { PyErr_NoMemory(); return -1; }
+    o->b = b;
+    o->cap = cap;
+    return 0;
+}
+
+static inline int rout_byte(RangeOut *o, unsigned char c) {
+    if (o->n == o->cap && rout_grow(o, 1) < 0) return -1;
+    o->b[o->n++] = c;
+    return 0;
+}
+
+static void rout_carry(RangeOut *o) {
+    Py_ssize_t i = o->n - 1;
+    while (i >= 0 && o->b[i] == 0xFF) o->b[i--] = 0;
+    if (i >= 0) o->b[i]++;
+}
+
+static inline __attribute__((always_inline)) int rout_put(RangeOut *o, limb st, limb fr, limb T) {
+    limb r = o->rng / T;
+    u128 low = (u128)o->low + (u128)r * st;
+    if (low >> 64) rout_carry(o);
+    o->low = (limb)low;
+    o->rng = r * fr;  /* >= 2^16 */
+    /* the top bytes of low that bring the range back to 2^56 or more, written without a loop:
+     * all 8 stored, as many kept */
+    int n = __builtin_clzll(o->rng) >> 3;
+    if (o->n + 8 > o->cap && rout_grow(o, 8) < 0) return -1;
+    uint64_t w = o->low;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    memcpy(o->b + o->n, &w, sizeof w);
+    o->n += n;
+    o->low <<= 8 * n;
+    o->rng <<= 8 * n;
+    return 0;
+}
+
+static int rout_uni(RangeOut *o, limb v, limb n) {  /* uniform(n), split past 2^40 */
+    if (n <= RANGE_DIRECT) return rout_put(o, v, 1, n);
+    limb h = (n - 1) >> 32, hi = v >> 32;
+    if (rout_put(o, hi, 1, h + 1) < 0) return -1;
+    return rout_put(o, v & 0xFFFFFFFFu, 1, hi < h ? (limb)1 << 32 : ((n - 1) & 0xFFFFFFFFu) + 1);
+}
+
+
 typedef struct {
     PyObject_HEAD
     int range;         /* format 6: the range coder (symbols kept until finish), else format 5 */
@@ -1351,6 +1421,11 @@ typedef struct {
     limb *syms;        /* range: the value's symbols, three limbs each */
     Py_ssize_t nsym, capsym, items;
     KeyCache keys;
+    /* range, where live: the symbols coded as they come too, after the flag of no side stream,
+     * so that a payload without one needs no second pass (its division per symbol then runs
+     * beside the walk's own work instead of in a chain after it); the first side byte stops it */
+    int live;
+    RangeOut lout;
 } WEnc;
 
 static void wenc_dealloc(WEnc *e) {
@@ -1360,6 +1435,7 @@ static void wenc_dealloc(WEnc *e) {
     keys_forget(&e->keys);
     PyMem_Free(e->side);
     PyMem_Free(e->syms);
+    PyMem_Free(e->lout.b);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
@@ -1413,7 +1489,16 @@ static inline __attribute__((always_inline)) int rsym(WEnc *e, limb st, limb fr,
     if (e->nsym == e->capsym && rsym_grow(e) < 0) return -1;
     limb *at = e->syms + 3 * e->nsym++;
     at[0] = st; at[1] = fr; at[2] = T;
-    return 0;
+    return e->live ? rout_put(&e->lout, st, fr, T) : 0;
+}
+
+/* Start e's live coding: the flag of no side stream, in e's own reused buffer. */
+static int rlive_start(WEnc *e) {
+    e->lout.n = 0;
+    e->lout.low = 0;
+    e->lout.rng = UINT64_MAX;
+    e->live = 1;
+    return rout_put(&e->lout, 1, FLAG_TOTAL - 1, FLAG_TOTAL);
 }
 
 /* uniform(n) past 2^40 for the range coder, as two symbols (spec §1.2); tm1 = n - 1, so that
@@ -1465,6 +1550,7 @@ static int wput_blocks(WEnc *e, limb st, limb fr, limb T) {
 }
 
 static int wbytes(WEnc *e, const char *p, Py_ssize_t n) {
+    e->live = 0;  /* a side stream: the flag coded live is not this payload's */
     if (e->side_n + n > e->side_cap) {
         Py_ssize_t cap = 2 * (e->side_n + n) + 64;
         char *s = PyMem_Realloc(e->side, (size_t)cap);
@@ -1520,51 +1606,6 @@ static PyObject *wenc_spend(WEnc *e, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
-/* The range coder over out (grown as needed): one symbol. */
-typedef struct { unsigned char *b; Py_ssize_t n, cap; limb low, rng; } RangeOut;
-
-static int rout_grow(RangeOut *o, Py_ssize_t need) {
-    Py_ssize_t cap = 2 * o->cap + need + 64;
-    unsigned char *b = PyMem_Realloc(o->b, (size_t)cap);
-    if (b == NULL) { PyErr_NoMemory(); return -1; }
-    o->b = b;
-    o->cap = cap;
-    return 0;
-}
-
-static inline int rout_byte(RangeOut *o, unsigned char c) {
-    if (o->n == o->cap && rout_grow(o, 1) < 0) return -1;
-    o->b[o->n++] = c;
-    return 0;
-}
-
-static void rout_carry(RangeOut *o) {
-    Py_ssize_t i = o->n - 1;
-    while (i >= 0 && o->b[i] == 0xFF) o->b[i--] = 0;
-    if (i >= 0) o->b[i]++;
-}
-
-static inline __attribute__((always_inline)) int rout_put(RangeOut *o, limb st, limb fr, limb T) {
-    limb r = o->rng / T;
-    u128 low = (u128)o->low + (u128)r * st;
-    if (low >> 64) rout_carry(o);
-    o->low = (limb)low;
-    o->rng = r * fr;
-    while (o->rng < RANGE_BOTTOM) {
-        if (rout_byte(o, (unsigned char)(o->low >> 56)) < 0) return -1;
-        o->low <<= 8;
-        o->rng <<= 8;
-    }
-    return 0;
-}
-
-static int rout_uni(RangeOut *o, limb v, limb n) {  /* uniform(n), split past 2^40 */
-    if (n <= RANGE_DIRECT) return rout_put(o, v, 1, n);
-    limb h = (n - 1) >> 32, hi = v >> 32;
-    if (rout_put(o, hi, 1, h + 1) < 0) return -1;
-    return rout_put(o, v & 0xFFFFFFFFu, 1, hi < h ? (limb)1 << 32 : ((n - 1) & 0xFFFFFFFFu) + 1);
-}
-
 /* finish(engine): the format-6 payload (spec §1.2): the head, the value's symbols, the
  * termination, the side stream (compressed by engine.compress when that is smaller). */
 static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn, RangeOut *keep);
@@ -1577,13 +1618,16 @@ static PyObject *wenc_finish(WEnc *e, PyObject *engine) {
 /* The payload after head's hn bytes (a frame's head, or none); the coder's bytes in keep's
  * buffer, kept for the next payload, where keep is given. */
 static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn, RangeOut *keep) {
-    RangeOut o = {keep ? keep->b : NULL, 0, keep ? keep->cap : 0, 0, UINT64_MAX};
+    int live = e->live && !e->side_n;  /* coded as the walk went: the end is all that is left */
+    RangeOut o = live ? e->lout : (RangeOut){keep ? keep->b : NULL, 0, keep ? keep->cap : 0, 0, UINT64_MAX};
     PyObject *side = NULL, *out = NULL;
     limb mode = 0;
     Py_ssize_t heads = 1;
     /* a symbol of at most 2^40 adds at most 6 bytes */
-    if (o.cap < 6 * e->nsym + 64 && rout_grow(&o, 6 * e->nsym) < 0) return NULL;
-    if (e->side_n) {
+    if (!live && o.cap < 6 * e->nsym + 64 && rout_grow(&o, 6 * e->nsym) < 0) return NULL;
+    if (live) {
+        /* the flag and every symbol are in o */
+    } else if (e->side_n) {
         side = PyBytes_FromStringAndSize(e->side, e->side_n);
         if (side == NULL) goto done;
         if (engine != Py_None) {
@@ -1619,7 +1663,7 @@ static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_s
     } else if (rout_put(&o, 1, FLAG_TOTAL - 1, FLAG_TOTAL) < 0) {
         goto done;
     }
-    for (Py_ssize_t i = 0; i < e->nsym; i++)
+    for (Py_ssize_t i = 0; !live && i < e->nsym; i++)
         if (rout_put(&o, e->syms[3 * i], e->syms[3 * i + 1], e->syms[3 * i + 2]) < 0) goto done;
     int contained = side != NULL;
     int m;
@@ -1647,7 +1691,11 @@ static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_s
     memcpy(PyBytes_AS_STRING(out) + hn, o.b, (size_t)o.n);
     if (side) memcpy(PyBytes_AS_STRING(out) + hn + o.n, PyBytes_AS_STRING(side), (size_t)PyBytes_GET_SIZE(side));
 done:
-    if (keep) {
+    if (live) {  /* its buffer, grown or not, stays e's */
+        e->lout.b = o.b;
+        e->lout.cap = o.cap;
+        e->live = 0;
+    } else if (keep) {
         keep->b = o.b;
         keep->cap = o.cap;
     } else {
@@ -1732,6 +1780,21 @@ static inline unsigned char rbyte(WDec *d, Py_ssize_t at) {
     return at < d->len ? (unsigned char)PyBytes_AS_STRING(d->data)[at] : 0;
 }
 
+/* The 8 bytes from at on, big-endian (past the payload's end, zeros: rbyte's). */
+static inline uint64_t rword(WDec *d, Py_ssize_t at) {
+    if (at + 8 <= d->len) {
+        uint64_t w;
+        memcpy(&w, PyBytes_AS_STRING(d->data) + at, sizeof w);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        return w;
+    }
+    uint64_t w = 0;
+    for (int j = 0; j < 8; j++) w = (w << 8) | rbyte(d, at + j);
+    return w;
+}
+
 /* The slot of the next symbol of total T; x becomes x*T - slot*R (the caller then takes). */
 static int wslot_blocks(WDec *d, limb T, limb *s) {
     if (big_mul(&d->x, T) < 0 || big_reserve(&d->x, d->R.n + 1) < 0) return -1;
@@ -1742,6 +1805,18 @@ static int wslot_blocks(WDec *d, limb T, limb *s) {
 static inline __attribute__((always_inline)) int wslot(WDec *d, limb T, limb *s) {
     if (!d->range) return wslot_blocks(d, T, s);
     d->rr = d->rrng / T;
+    *s = d->rx / d->rr;
+    if (*s >= T) {
+        derr("learned-model payload is not one this model writes (a slot past the total)");
+        return -1;
+    }
+    return 0;
+}
+
+/* wslot for a total whose division div_magic made (a chars table's). */
+static inline __attribute__((always_inline)) int wslot_by(WDec *d, limb T, uint64_t magic, uint8_t shift, limb *s) {
+    if (!d->range) return wslot_blocks(d, T, s);
+    d->rr = div_by(d->rrng, magic, shift);
     *s = d->rx / d->rr;
     if (*s >= T) {
         derr("learned-model payload is not one this model writes (a slot past the total)");
@@ -1777,12 +1852,14 @@ static inline __attribute__((always_inline)) int wtake(WDec *d, limb s, limb st,
     }
     if (!d->range) return wtake_blocks(d, s, st, fr, T);
     d->rx -= d->rr * st;
-    d->rrng = d->rr * fr;
-    while (d->rrng < RANGE_BOTTOM) {
-        d->rx = (d->rx << 8) | rbyte(d, 8 + d->rn);
-        d->rrng <<= 8;
-        d->rn++;
-    }
+    d->rrng = d->rr * fr;  /* >= 2^16: rr >= 2^56 / 2^40 */
+    /* the bytes that bring the range back to 2^56 or more, shifted in without a loop (whether a
+     * symbol needs one, and how many, is a branch no predictor guesses) */
+    int n = __builtin_clzll(d->rrng) >> 3;
+    uint64_t w = rword(d, 8 + d->rn);
+    d->rx = (d->rx << (8 * n)) | ((w >> 1) >> (63 - 8 * n));  /* rx < rrng: nothing lost */
+    d->rrng <<= 8 * n;
+    d->rn += n;
     return 0;
 }
 
@@ -3675,6 +3752,81 @@ static inline const uint64_t *char_find(const Chars *ch, const CharDec *t, limb 
     return row;
 }
 
+/* The range decoder's state in locals, for a loop of many symbols (a string's bytes): the
+ * compiler keeps them in registers, where through WDec every store of a decoded byte (a char
+ * store may alias anything) made it reload and store them. Same arithmetic as wslot, wtake. */
+typedef struct {
+    limb rx, rrng, rr;
+    Py_ssize_t rn, budget, len;
+    const unsigned char *data;
+} RDec;
+
+static inline void rdec_get(RDec *r, const WDec *d) {
+    r->rx = d->rx;
+    r->rrng = d->rrng;
+    r->rr = d->rr;
+    r->rn = d->rn;
+    r->budget = d->budget;
+    r->len = d->len;
+    r->data = (const unsigned char *)PyBytes_AS_STRING(d->data);
+}
+
+static inline void rdec_put(const RDec *r, WDec *d) {
+    d->rx = r->rx;
+    d->rrng = r->rrng;
+    d->rr = r->rr;
+    d->rn = r->rn;
+    d->budget = r->budget;
+}
+
+static inline __attribute__((always_inline)) int rdec_slot(RDec *r, limb T, uint64_t magic, uint8_t shift, limb *s) {
+    r->rr = div_by(r->rrng, magic, shift);
+    *s = r->rx / r->rr;
+    if (*s >= T) {
+        derr("learned-model payload is not one this model writes (a slot past the total)");
+        return -1;
+    }
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int rdec_take(RDec *r, limb st, limb fr) {
+    if (--r->budget < 0) {
+        derr("learned-model payload asks for more symbols than it can hold");
+        return -1;
+    }
+    r->rx -= r->rr * st;
+    r->rrng = r->rr * fr;
+    int n = __builtin_clzll(r->rrng) >> 3;
+    Py_ssize_t at = 8 + r->rn;
+    uint64_t w;
+    if (at + 8 <= r->len) {
+        memcpy(&w, r->data + at, sizeof w);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+    } else {
+        w = 0;
+        for (int j = 0; j < 8; j++) w = (w << 8) | (at + j < r->len ? r->data[at + j] : 0);
+    }
+    r->rx = (r->rx << (8 * n)) | ((w >> 1) >> (63 - 8 * n));
+    r->rrng <<= 8 * n;
+    r->rn += n;
+    return 0;
+}
+
+/* A symbol of chars table t (its row's byte, or -1 for its escape), on the range coder. */
+static inline __attribute__((always_inline)) int rdec_char(const Chars *ch, const CharDec *t, RDec *r, int *x) {
+    limb s;
+    if (rdec_slot(r, t->total, t->magic, t->dshift, &s) < 0) return -1;
+    if (s < t->esc) {
+        *x = -1;
+        return rdec_take(r, 0, t->esc);
+    }
+    const uint64_t *w = char_find(ch, t, s);
+    *x = row_sym(w[0]);
+    return rdec_take(r, row_start(w[0]), row_freq(w));
+}
+
 /* A string through a chars node's tables, up to its end symbol (spec §2, Characters): appended
  * to into, or else made *out. Its bytes must be UTF-8 on their own, whatever comes around them. */
 static int wdec_chars(const Chars *ch, WDec *d, TBuf *into, PyObject **out) {
@@ -3684,30 +3836,27 @@ static int wdec_chars(const Chars *ch, WDec *d, TBuf *into, PyObject **out) {
     int rc = -1;
     PyObject *text = NULL;
     int before = CHAR_END;
+    RDec r;
+    if (!d->range) {  /* (format 5's block coder has no chars node: the reader refuses one) */
+        PyErr_SetString(PyExc_SystemError, "a chars node on the block coder");
+        return -1;
+    }
+    rdec_get(&r, d);
     for (;;) {
         const CharDec *t = &ch->dec[before];
-        limb s;
         int x = -1;
-        if (t->n) {
-            if (wslot(d, t->total, &s) < 0) goto done;
-            if (s >= t->esc) {
-                const uint64_t *w = char_find(ch, t, s);
-                if (wtake(d, s, row_start(w[0]), row_freq(w), t->total) < 0) goto done;
-                x = row_sym(w[0]);
-            } else if (wtake(d, s, 0, t->esc, t->total) < 0) {
-                goto done;
-            }
-        }
+        if (t->n && rdec_char(ch, t, &r, &x) < 0) goto done;
         if (x < 0) {
-            if (wslot(d, base->total, &s) < 0) goto done;
-            if (s >= base->esc) {
-                const uint64_t *w = char_find(ch, base, s);
-                if (wtake(d, s, row_start(w[0]), row_freq(w), base->total) < 0) goto done;
-                x = row_sym(w[0]);
-            } else {
-                if (wtake(d, s, 0, base->esc, base->total) < 0 || wslot(d, CHAR_BYTES, &s) < 0 ||
-                    wtake(d, s, s, 1, CHAR_BYTES) < 0)
+            if (rdec_char(ch, base, &r, &x) < 0) goto done;
+            if (x < 0) {  /* the base table's escape: a byte, uniform */
+                limb s;
+                r.rr = r.rrng / CHAR_BYTES;
+                s = r.rx / r.rr;
+                if (s >= CHAR_BYTES) {
+                    derr("learned-model payload is not one this model writes (a slot past the total)");
                     goto done;
+                }
+                if (rdec_take(&r, s, 1) < 0) goto done;
                 x = (int)s;
                 if (char_has(&ch->tab[CHAR_BASE], x)) { derr("chars: an escape to a byte its table lists"); goto done; }
             }
@@ -3725,6 +3874,7 @@ static int wdec_chars(const Chars *ch, WDec *d, TBuf *into, PyObject **out) {
         buf[n++] = (unsigned char)x;
         before = x;
     }
+    rdec_put(&r, d);
     if (into != NULL) {
         unsigned char high = 0;
         for (Py_ssize_t q = 0; q < n; q++) high |= buf[q];
@@ -4148,6 +4298,7 @@ static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag) {
     if (e != NULL) {
         Py_INCREF(e);
         e->nsym = e->side_n = e->items = e->count = 0;
+        e->live = 0;
         keys_forget(&e->keys);
     } else {
         e = (WEnc *)PyObject_CallOneArg((PyObject *)&WEncType, Py_True);
@@ -4156,6 +4307,7 @@ static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag) {
             p->spare[k] = (PyObject *)e;
         }
     }
+    if (e != NULL && !p->both && rlive_start(e) < 0) Py_CLEAR(e);
     if (e != NULL && rsym(e, flag[0], flag[1], flag[2]) < 0) Py_CLEAR(e);
     return e;
 }
