@@ -12,6 +12,7 @@ from zeroc import bench
 from zeroc.bench._approaches import DESCRIPTIONS, build
 from zeroc.bench._corpora import SETS
 from zeroc.bench._traffic import DESCRIPTIONS as TRAFFIC_DESCRIPTIONS
+from zeroc.bench._traffic import MIN_BATCHES, batches_of
 from zeroc.workloads import WORKLOADS, entropy_bits, entropy_floor, generate
 
 APPROACHES = [
@@ -91,6 +92,24 @@ def test_run_produces_the_documented_layout(tmp_path: Path) -> None:
     assert md.startswith("# Benchmarks") and "| zeroc |" in md
     bench.plot(result, str(tmp_path / "p.png"))
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("count", [0, 1, 31, 50, 200, 1500])
+def test_training_batches_hold_every_message_once(count: int) -> None:
+    """The large-message check trains on batches as responses are: consecutive messages, each
+    in one batch (shared messages would teach the learner values that do not recur), of 1-16
+    messages, or fewer a batch where that leaves at least 32 batches."""
+    messages = list(range(count))
+    batches = batches_of(messages)
+    assert [m for b in batches for m in b] == messages
+    sizes = [len(b) for b in batches]
+    assert all(1 <= n <= 16 for n in sizes)
+    if count == 1500:  # faker orders: batches of 1 to 16
+        assert max(sizes) == 16 and len(batches) > 150
+    if count >= MIN_BATCHES:
+        assert len(batches) >= MIN_BATCHES
+    if count == 50:  # tweets: 50 to train on, in batches of one or two
+        assert set(sizes) == {1, 2}
 
 
 def test_bench_command_writes_json(tmp_path: Path) -> None:

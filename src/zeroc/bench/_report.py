@@ -197,12 +197,16 @@ def markdown(result: dict[str, Any], command: str) -> str:
         lines += [
             "## Message sizes",
             "",
-            "A learned model trained on batches of 1-16 messages (`zeroc.train(batches, "
-            "candidates=[('learned', 19)])`) codes the same test messages as distinct batches of "
+            "A learned model trained on batches of 1-16 consecutive training messages, each message "
+            "in one batch (tweets, of which there are 50 to train on: 1-2, so that there are 32 "
+            "batches) (`zeroc.train(batches, candidates=[('learned', 19)])`), codes the test "
+            "messages as distinct batches of "
             "each size, 1 to ~1,500 messages as one message; cost per KB of JSON over the whole "
-            "volume (best of repeats, collector off), against json + gzip-6 on the same batches. "
-            "JSON and byte columns are per batch; the last column times the first batch alone, "
-            "again and again (its tables then stay in cache), as a loop over one message would.",
+            "volume (best of rounds, each round timing every size and approach of the set in turn, "
+            "so that the machine's drift in speed hits them alike; collector off), against json + "
+            "gzip-6 on the same batches. JSON and byte columns are per batch; the last column times "
+            "the first batch alone, again and again as many times (its tables then stay in cache), "
+            "as a loop over one message would.",
             "",
         ]
         for name, rows in sized.items():

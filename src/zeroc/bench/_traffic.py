@@ -9,6 +9,7 @@ learned codec wherever it is at least 15% smaller than zstd and no slower than j
 from __future__ import annotations
 
 import gc
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -118,53 +119,79 @@ def run(quick: bool = True, progress: Callable[[str], None] | None = None) -> di
 
 # Message sizes: batches of one set's messages as one message, from one message to about 1 MB.
 SIZED_SETS = {"tweets": (1, 5, 50), "faker_orders": (1, 10, 100, 1500)}
-SIZED_TRAINING = 400  # batches a model learns from (windows of 1-16 consecutive messages)
-MIN_TIME = 0.2  # seconds each timing runs (best of its repeats)
+SIZED_WINDOW = 16  # a training batch holds 1..16 consecutive messages, each message in one batch
+MIN_BATCHES = 32  # fewer training messages than 32 such batches need: smaller batches (tweets: 1-2)
+MIN_TIME = 0.2  # seconds each timing runs (best of its rounds)
+TIMED = ("zeroc_encode_us_per_kb", "zeroc_decode_us_per_kb", "gzip_encode_us_per_kb", "gzip_decode_us_per_kb")
 
 
-def _best(fn: Callable[[Any], Any], args: list[Any]) -> float:
-    """Seconds per round of one call on each of args: the best of rounds over at least MIN_TIME
-    (at least three), with the collector off as timeit has it."""
-    best, spent, runs = float("inf"), 0.0, 0
+def _interleaved(jobs: dict[Any, tuple[Callable[[Any], Any], list[Any], float]]) -> dict[Any, float]:
+    """Microseconds per KB of JSON of each job (fn, args, KB of JSON in a round of fn over
+    args): the best of rounds, a round timing every job once, so that the machine's drift in
+    speed hits them all alike, in an order shuffled from round to round, so that no job always
+    follows the one that left it memory to reuse (a large message's values freed by the job
+    before it, or given back to the system); at least three rounds, and on until each job has
+    run MIN_TIME, with the collector off as timeit has it."""
+    best = {k: float("inf") for k in jobs}
+    spent = dict.fromkeys(jobs, 0.0)
+    order = list(jobs)
+    shuffle = random.Random(2026).shuffle
     enabled = gc.isenabled()
     gc.disable()
     try:
-        while runs < 3 or spent < MIN_TIME:
-            t0 = time.perf_counter()
-            for arg in args:
-                fn(arg)
-            t = time.perf_counter() - t0
-            best, spent, runs = min(best, t), spent + t, runs + 1
+        runs = 0
+        while runs < 3 or min(spent.values()) < MIN_TIME:
+            shuffle(order)
+            for k in order:
+                fn, args, _kb = jobs[k]
+                t0 = time.perf_counter()
+                for arg in args:
+                    fn(arg)
+                t = time.perf_counter() - t0
+                best[k], spent[k] = min(best[k], t), spent[k] + t
+            runs += 1
     finally:
         if enabled:
             gc.enable()
-    return best
+    return {k: round(best[k] * 1e6 / kb, 2) for k, (_fn, _args, kb) in jobs.items()}
 
 
-def _per_kb(fn: Callable[[Any], Any], args: list[Any], kb: float) -> float:
-    """Microseconds per KB of JSON of a round of fn over args."""
-    return round(_best(fn, args) * 1e6 / kb, 2)
+def batches_of(messages: list[Any]) -> list[list[Any]]:
+    """Training batches as a service's responses are: consecutive messages, 1, 2, ..., w, 1, 2,
+    ... of them (w = SIZED_WINDOW, or less where that leaves fewer than MIN_BATCHES batches),
+    every message in one batch. (Batches that share messages teach the learner their values as
+    if they recurred: leave-one-out pricing still sees them in the other batches.)"""
+    for w in range(SIZED_WINDOW, 0, -1):
+        batches: list[list[Any]] = []
+        i = 0
+        while i < len(messages):
+            n = 1 + len(batches) % w
+            batches.append(messages[i : i + n])
+            i += n
+        if len(batches) >= MIN_BATCHES:
+            break
+    return batches
 
 
 def sizes(quick: bool = True, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Issue 13's large-message check: a learned model trained on batches of 1-16 messages codes
-    the same test messages as distinct batches of each size, 1 to ~1,500 (about 1 MB of JSON) a
-    message; cost per KB of JSON over the same volume at every size, against json + gzip-6 on
-    the same batches. Each size also times its first batch alone, repeated (every table line
-    it touches then stays in cache): the figure a loop over one message would show."""
+    """Issue 13's large-message check: a learned model trained on batches of 1-16 messages
+    (batches_of) codes the same test messages as distinct batches of each size, 1 to ~1,500
+    (about 1 MB of JSON) a message; cost per KB of JSON over the same volume at every size,
+    against json + gzip-6 on the same batches. Each size also times its first batch alone,
+    repeated as many times (every table line it touches then stays in cache): the figure a loop
+    over one message would show. Every timing of a set runs in the same rounds (_interleaved)."""
     say = progress or (lambda msg: None)
     gz_encode, gz_decode = schemaless()["json+gzip"]
     out: dict[str, Any] = {}
     for name, counts in SIZED_SETS.items():
         make, _description = SETS[name]
         train, test = make(max(counts) if quick else max(counts) * 2)
-        windows = [train[i : i + 1 + i % 16] for i in range(len(train))]
-        windows = windows[:: -(-len(windows) // SIZED_TRAINING)]
+        windows = batches_of(train)
         say(f"sizes {name}: training on {len(windows)} batches")
         codec = zeroc.Codec(zeroc.train(windows, candidates=[("learned", 19)]))
         used = [c for c in counts if c <= len(test)]
         volume = test[: max(used)]
-        rows = []
+        rows, jobs = [], {}
         for count in used:
             batches = [volume[i : i + count] for i in range(0, len(volume) - count + 1, count)]
             say(f"sizes {name}: {len(batches)} batches of {count} messages, each as one")
@@ -173,29 +200,41 @@ def sizes(quick: bool = True, progress: Callable[[str], None] | None = None) -> 
                 if codec.decode(frame) != batch or gz_decode(gz) != batch:
                     raise AssertionError(f"{name}: a batch of {count} does not round-trip")
             kb = sum(len(orjson.dumps(m)) for m in batches) / 1024
-            one = len(orjson.dumps(batches[0])) / 1024
+            n = len(batches)  # the first batch alone, as many times: the same number of calls
+            again = n * len(orjson.dumps(batches[0])) / 1024
+            for key, fn, args, size in (
+                ("zeroc_encode_us_per_kb", codec.encode, batches, kb),
+                ("zeroc_decode_us_per_kb", codec.decode, frames, kb),
+                ("gzip_encode_us_per_kb", gz_encode, batches, kb),
+                ("gzip_decode_us_per_kb", gz_decode, gzs, kb),
+                ("repeated", codec.encode, batches[:1] * n, again),
+                ("repeated_decode", codec.decode, frames[:1] * n, again),
+                ("repeated_gzip", gz_encode, batches[:1] * n, again),
+                ("repeated_gzip_decode", gz_decode, gzs[:1] * n, again),
+            ):
+                jobs[count, key] = (fn, args, size)
             methods = {"learned" if f[0] & 7 == 4 else "zstd" for f in frames}
-
             rows.append(
                 {
                     "messages": count,
-                    "batches": len(batches),
-                    "json_bytes": round(kb * 1024 / len(batches)),
-                    "zeroc_bytes": round(sum(map(len, frames)) / len(batches)),
+                    "batches": n,
+                    "json_bytes": round(kb * 1024 / n),
+                    "zeroc_bytes": round(sum(map(len, frames)) / n),
                     "zeroc_method": methods.pop() if len(methods) == 1 else "mixed",
-                    "gzip_bytes": round(sum(map(len, gzs)) / len(batches)),
-                    "zeroc_encode_us_per_kb": _per_kb(codec.encode, batches, kb),
-                    "zeroc_decode_us_per_kb": _per_kb(codec.decode, frames, kb),
-                    "gzip_encode_us_per_kb": _per_kb(gz_encode, batches, kb),
-                    "gzip_decode_us_per_kb": _per_kb(gz_decode, gzs, kb),
-                    "repeated": {  # the first batch alone, again and again
-                        "zeroc_encode_us_per_kb": _per_kb(codec.encode, batches[:1], one),
-                        "zeroc_decode_us_per_kb": _per_kb(codec.decode, frames[:1], one),
-                        "gzip_encode_us_per_kb": _per_kb(gz_encode, batches[:1], one),
-                        "gzip_decode_us_per_kb": _per_kb(gz_decode, gzs[:1], one),
-                    },
+                    "gzip_bytes": round(sum(map(len, gzs)) / n),
                 }
             )
+        say(f"sizes {name}: timing every size in turn")
+        us = _interleaved(jobs)
+        for row in rows:
+            t = {key: v for (count, key), v in us.items() if count == row["messages"]}
+            row.update({key: t[key] for key in TIMED})
+            row["repeated"] = {  # the first batch alone, again and again
+                "zeroc_encode_us_per_kb": t["repeated"],
+                "zeroc_decode_us_per_kb": t["repeated_decode"],
+                "gzip_encode_us_per_kb": t["repeated_gzip"],
+                "gzip_decode_us_per_kb": t["repeated_gzip_decode"],
+            }
         out[name] = rows
     return out
 
