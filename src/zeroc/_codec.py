@@ -54,13 +54,16 @@ RECHECK_SAVES = 100
 # faker record's payload (longer texts, tweets', keep the codec's level).
 SIDE_FAST = 256
 SIDE_FAST_LEVEL = 3
-# Side streams, and serializations compared with a learned payload, of SIDE_LONG bytes or more are
-# compressed at level SIDE_LONG_LEVEL at most, so that a long message costs no more per byte than a
-# short one, and less than gzip-6: 50 tweets as one message (232 KB of JSON, a 54 KB side stream)
-# took 13 ms to encode with zstd-19, 1.9 with zstd-9 and 1.4 with zstd-6 (gzip-6: 1.7), for 17,045,
-# 17,641 and 17,949 bytes (gzip-6: 24,566); 1,500 faker orders as one (788 KB, a 12 KB side stream
-# of their notes) 9.8 ms, of which zstd-19 took 1.2, where the orders one by one took no more.
-SIDE_LONG = 4 << 10
+# Serializations compared with a learned payload of RECHECK_LONG bytes or more, and side streams of
+# SIDE_LONG bytes or more, are compressed at level SIDE_LONG_LEVEL at most, so that a long message
+# costs no more per byte than a short one, and less than gzip-6: 50 tweets as one message (232 KB
+# of JSON, a 54 KB side stream) took 13 ms to encode with zstd-19, 1.9 with zstd-9 and 1.4 with
+# zstd-6 (gzip-6: 1.7), for 17,045, 17,641 and 17,949 bytes (gzip-6: 24,566); 1,500 faker orders
+# as one (788 KB, a 12 KB side stream of their notes) 9.8 ms, of which zstd-19 took 1.2, where the
+# orders one by one took no more. One message's side stream rarely reaches SIDE_LONG (a tweet's
+# at most 3.9 KB, a GitHub event's 4.8), a batch's does.
+RECHECK_LONG = 32 << 10
+SIDE_LONG = 8 << 10
 SIDE_LONG_LEVEL = 6
 # For format-5 and 6 models, first at this level: a payload this much smaller than zstd-3's is taken
 # without running zstd at the codec's level (zstd-19 of a large batch took longer than the
@@ -194,7 +197,7 @@ class Codec:
         self._others: dict[bytes, Codec] = {}
         self._model: Model | None = None
         self._recheck = self._engine  # what a long learned payload is compared with
-        self._long_engine = self._engine  # for SIDE_LONG bytes on (SIDE_LONG_LEVEL at most)
+        self._long_engine = self._engine  # for long inputs (SIDE_LONG_LEVEL at most)
         if dictionary is not None and dictionary.model is not None:
             self._model = Model.from_bytes(dictionary.model, side=self._engine)
             if self._model.version >= 6 and family == "zstd" and level > SIDE_FAST_LEVEL:
@@ -329,7 +332,7 @@ class Codec:
             payload is None or len(payload) > RECHECK_MARGIN * min(len(packed), len(data))
         ):
             # close: compare at the codec's level (SIDE_LONG_LEVEL at most on long ones)
-            method, packed = (self._long_engine if len(data) >= SIDE_LONG else self._engine).compress(data)
+            method, packed = (self._long_engine if len(data) >= RECHECK_LONG else self._engine).compress(data)
         if len(packed) >= len(data):
             method, packed = 0, data
         if payload is not None and len(payload) <= len(packed):
