@@ -333,6 +333,25 @@ def test_drift_ratio_tells_when_traffic_moves(workload_dicts: dict[str, Dictiona
     assert Codec().drift() == {}
 
 
+def test_drift_counts_what_frames_coded_in_c(json_orders: Dictionary) -> None:
+    """Frames made in one C call are counted there (Program.seen, bits, misses): drift() reads
+    the same figures as if Python had counted each payload and each value off the common path."""
+    codec = Codec(json_orders, frame_id="bare")  # payloads as they are: no head, no recheck
+    model = codec._encode_model
+    assert model is not None and model._frame is not None  # the C path (built here)
+    values: list[dict[str, object]] = generate("order", 200, seed=31)
+    for v in values[::3]:
+        v["status"] = "lost in the mail"  # a value the model has not seen: off the common path
+    payloads = [codec.encode(v) for v in values]
+    off = sum(model._fast_encode(v) is None for v in values)
+    assert 0 < off < len(values)
+    assert (model.seen, model.bits, model.misses) == (200, 8 * sum(map(len, payloads)), off)
+    drift = codec.drift()
+    assert drift["messages"] == 200 and drift["off_common_path"] == round(off / 200, 4)
+    codec.encode(7)  # not an order at all: the general rules
+    assert (model.seen, model.misses) == (201, off + 1)
+
+
 def test_bare_frames_drop_exactly_the_tag(workload_dicts: dict[str, Dictionary]) -> None:
     d = workload_dicts["product_view"]
     tagged, bare = Codec(d), Codec(d, frame_id="bare")

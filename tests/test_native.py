@@ -853,11 +853,11 @@ def test_a_rule_source_changed_between_two_values_is_read_again() -> None:
     for _ in range(3):
         one, two = words[m1["lang"]], words[m2["lang"]]
         value = {"m1": m1, "m2": m2, "g1": one, "g2": two, "g3": one}
-        frames.append(model._frame(value, b"")[0])
+        frames.append(model._frame(value, b""))
         values.append(json.loads(json.dumps(value)))
         m1["lang"], m2["lang"] = m2["lang"], m1["lang"]
     assert [model.decode(f) for f in frames] == values
-    assert frames == [model._frame(v, b"")[0] for v in values]
+    assert frames == [model._frame(v, b"") for v in values]
     assert_same_walk(model, values, random.Random(3))
 
 
@@ -872,7 +872,7 @@ def test_short_and_long_texts_of_a_table_decode_as_python_does() -> None:
     words = fm.Words(fm.Categorical.learn([1, 2, 3]), [vocab], 1, 9)
     model = Model(fm.Object(("t", "w"), [plain, words], 1, 9), 5, 10)
     values: list[object] = [{"t": t, "w": w} for t in texts for w in ("a", "y" * 15 + " z" * 8, "é 日本")]
-    decoded = [model.decode(model._frame(v, b"")[0]) for v in values]
+    decoded = [model.decode(model._frame(v, b"")) for v in values]
     assert decoded == values
     assert all(type(d["t"]) is str and type(d["w"]) is str for d in decoded)  # type: ignore[index]
     assert_same_walk(model, values, random.Random(9))
@@ -909,7 +909,7 @@ def test_a_tables_dicts_and_lists_decode_as_copies_of_their_own() -> None:
     given = fm.Given(0, {fm.as_key(t): t for t in tables}, fm.Raw(), 1, 9)
     model = Model(fm.Object(("t", "g"), [source, given], 1, 9), 5, 10)
     values = [{"t": t, "g": t} for t in tables]
-    frames = [model._frame(v, b"")[0] for v in values]
+    frames = [model._frame(v, b"") for v in values]
     want = [json.loads(json.dumps(v)) for v in values]
 
     def typed(v: object) -> object:

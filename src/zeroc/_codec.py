@@ -252,16 +252,11 @@ class Codec:
         """Serialize and compress ``value`` into one frame (never > serialization + 1 byte + ids)."""
         if self._frame is not None:  # the learned model walked in C: head and payload in one call
             try:
-                out, on = self._frame(value, self._frame_head)
+                out = self._frame(value, self._frame_head)  # (counted there for drift())
             except LimitExceeded:  # too many fields for the model's coder: zstd takes the value
                 if self._bare:
                     raise
                 return self._encode_rechecked(value, None)
-            model = self._encode_model
-            assert model is not None
-            model.seen += 1
-            model.bits += 8 * (len(out) - self._head_len)
-            model.misses += not on
             if len(out) <= self._short or self._skip_recheck(len(out) - self._head_len):
                 return out
             return self._encode_rechecked(value, out[self._head_len :])
@@ -587,7 +582,7 @@ class Codec:
         def payload(value: Any) -> bytes | None:
             try:
                 if self._frame is not None:  # the C walk, head and payload in one call
-                    return self._frame(value, b"")[0]
+                    return self._frame(value, b"")
                 return self._encode_bare(value)
             except LimitExceeded:  # too many fields for the model's coder: zstd takes the record
                 return None

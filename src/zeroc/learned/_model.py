@@ -79,7 +79,7 @@ class Model:
             if type(n) is Object:
                 n.chained = version >= FORMAT and type(n.other) is Object
         self.blocks = version == 5
-        self.seen = self.bits = self.misses = 0  # drift figures, kept by Codec and encode
+        self._seen = self._bits = self._misses = 0  # drift figures, kept by Codec and encode
         self.flag_total = samples + 2
         self.on = (0, common + 1, self.flag_total)
         self.off = (common + 1, samples - common + 1, self.flag_total)
@@ -94,7 +94,7 @@ class Model:
         self._walk = _walk.Walk(root, (self.on, self.off), side, version, both) if native else None
         self._both = both and self._walk is not None
         # Format 6 and later, walked in C: a frame's head and payload in one call (Codec.encode).
-        self._frame: Callable[[Any, bytes], tuple[bytes, bool]] | None = None
+        self._frame: Callable[[Any, bytes], bytes] | None = None  # (counts what it codes)
         if version >= 6:
             self._fast_encode: Callable[[Any], bytes | None] = (
                 self._common_encode if self._walk is None else self._walk.encode_common
@@ -142,6 +142,32 @@ class Model:
         probe = cls(root)
         common = sum(1 for v in samples if probe._fast_encode(v) is not None)
         return cls(root, common, len(samples), side)
+
+    # Drift figures (Codec.drift): payloads coded, their bits, and those off the common path,
+    # Python's counts and the C frames' (Program counts those itself).
+    @property
+    def seen(self) -> int:
+        return self._seen + (self._walk.program.seen if self._walk is not None else 0)
+
+    @seen.setter
+    def seen(self, n: int) -> None:
+        self._seen = n - (self._walk.program.seen if self._walk is not None else 0)
+
+    @property
+    def bits(self) -> int:
+        return self._bits + (self._walk.program.bits if self._walk is not None else 0)
+
+    @bits.setter
+    def bits(self, n: int) -> None:
+        self._bits = n - (self._walk.program.bits if self._walk is not None else 0)
+
+    @property
+    def misses(self) -> int:
+        return self._misses + (self._walk.program.misses if self._walk is not None else 0)
+
+    @misses.setter
+    def misses(self, n: int) -> None:
+        self._misses = n - (self._walk.program.misses if self._walk is not None else 0)
 
     def encode(self, value: Any, common: bool = True) -> bytes:
         """The payload of ``value``; ``common=False`` when the caller has found it off the

@@ -15,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -1303,6 +1304,8 @@ typedef struct {
     int busy;
     PyObject *dspare;         /* unframe()'s decoder, likewise (dbusy) */
     int dbusy;
+    /* frame()'s payloads: how many, their bits, how many left the common path (Model.drift) */
+    long long seen, bits, misses;
 } Program;
 
 static PyObject *derr(const char *msg) {
@@ -4312,8 +4315,9 @@ static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag) {
     return e;
 }
 
-/* program.frame(value, head) -> (frame, on): head, then value's payload (the common path's where
- * value stays on it, else the general rules'), in one call (Model.encode's format-6 paths). */
+/* program.frame(value, head) -> frame: head, then value's payload (the common path's where value
+ * stays on it, else the general rules'), in one call (Model.encode's format-6 paths); counted in
+ * the program's seen, bits and misses. */
 static PyObject *program_frame(Program *p, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyBytes_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "frame(value, head: bytes)");
@@ -4348,8 +4352,12 @@ static PyObject *program_frame(Program *p, PyObject *const *args, Py_ssize_t nar
         p->obuf = keep.b;
         p->ocap = keep.cap;
     }
-    if (frame != NULL) out = PyTuple_Pack(2, frame, on ? Py_True : Py_False);
-    Py_XDECREF(frame);
+    if (frame != NULL) {
+        p->seen++;
+        p->bits += 8 * (long long)(PyBytes_GET_SIZE(frame) - PyBytes_GET_SIZE(args[1]));
+        p->misses += !on;
+    }
+    out = frame;
 done:
     if (reuse) p->busy = 0;
     if (cm != NULL) keys_forget(&cm->keys);
@@ -4418,8 +4426,15 @@ static PyMethodDef program_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))program_decode, METH_FASTCALL, "Decode a value by the general rules."},
     {"encode_both", (PyCFunction)(void (*)(void))program_encode_both, METH_FASTCALL, "Both paths in one walk (format 6)."},
     {"setup", (PyCFunction)(void (*)(void))program_setup, METH_FASTCALL, "The flag's symbols, the side engine and the walk for frame()."},
-    {"frame", (PyCFunction)(void (*)(void))program_frame, METH_FASTCALL, "A head and a value's payload (format 6), and whether it is on the common path."},
+    {"frame", (PyCFunction)(void (*)(void))program_frame, METH_FASTCALL, "A head and a value's payload (format 6), counted."},
     {"unframe", (PyCFunction)(void (*)(void))program_unframe, METH_FASTCALL, "The value of a format-6 payload."},
+    {NULL},
+};
+
+static PyMemberDef program_members[] = {
+    {"seen", T_LONGLONG, offsetof(Program, seen), READONLY, "Payloads frame() made."},
+    {"bits", T_LONGLONG, offsetof(Program, bits), READONLY, "Their bits, heads left out."},
+    {"misses", T_LONGLONG, offsetof(Program, misses), READONLY, "Those off the common path."},
     {NULL},
 };
 
@@ -4431,6 +4446,7 @@ static PyTypeObject ProgramType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A model's nodes for the general walk in C.",
     .tp_methods = program_methods,
+    .tp_members = program_members,
     .tp_new = program_new,
 };
 
