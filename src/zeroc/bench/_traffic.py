@@ -121,26 +121,31 @@ def run(quick: bool = True, progress: Callable[[str], None] | None = None) -> di
 SIZED_SETS = {"tweets": (1, 5, 50), "faker_orders": (1, 10, 100, 1500)}
 SIZED_WINDOW = 16  # a training batch holds 1..16 consecutive messages, each message in one batch
 MIN_BATCHES = 32  # fewer training messages than 32 such batches need: smaller batches (tweets: 1-2)
-MIN_TIME = 0.2  # seconds each timing runs (best of its rounds)
+# Seconds each timing runs at least (best of its rounds), quick and full: a 1 MB message is one
+# call a round, whose time moves by a quarter with what ran before it, so its best needs many
+# rounds (the same decode timed twice in one run: 13.4 and 17.0 us per KB at 0.2 s, ~20 rounds;
+# still 10.7 and 15.2 at 1 s).
+MIN_TIME = {True: 0.2, False: 1.0}
 TIMED = ("zeroc_encode_us_per_kb", "zeroc_decode_us_per_kb", "gzip_encode_us_per_kb", "gzip_decode_us_per_kb")
 
 
-def _interleaved(jobs: dict[Any, tuple[Callable[[Any], Any], list[Any], float]]) -> dict[Any, float]:
+def _interleaved(
+    jobs: dict[Any, tuple[Callable[[Any], Any], list[Any], float]], min_time: float
+) -> dict[Any, float]:
     """Microseconds per KB of JSON of each job (fn, args, KB of JSON in a round of fn over
-    args): the best of rounds, a round timing every job once, so that the machine's drift in
-    speed hits them all alike, in an order shuffled from round to round, so that no job always
-    follows the one that left it memory to reuse (a large message's values freed by the job
-    before it, or given back to the system); at least three rounds, and on until each job has
-    run MIN_TIME, with the collector off as timeit has it."""
+    args): the best of rounds, a round timing every job not yet done once, so that the
+    machine's drift in speed hits them all alike, in an order shuffled from round to round, so
+    that no job always follows the one that left it memory to reuse (a large message's values
+    freed by the job before it, or given back to the system). A job is done after three rounds
+    once it has run min_time seconds; the collector is off, as timeit has it."""
     best = {k: float("inf") for k in jobs}
     spent = dict.fromkeys(jobs, 0.0)
-    order = list(jobs)
+    runs = dict.fromkeys(jobs, 0)
     shuffle = random.Random(2026).shuffle
     enabled = gc.isenabled()
     gc.disable()
     try:
-        runs = 0
-        while runs < 3 or min(spent.values()) < MIN_TIME:
+        while order := [k for k in jobs if runs[k] < 3 or spent[k] < min_time]:
             shuffle(order)
             for k in order:
                 fn, args, _kb = jobs[k]
@@ -148,8 +153,7 @@ def _interleaved(jobs: dict[Any, tuple[Callable[[Any], Any], list[Any], float]])
                 for arg in args:
                     fn(arg)
                 t = time.perf_counter() - t0
-                best[k], spent[k] = min(best[k], t), spent[k] + t
-            runs += 1
+                best[k], spent[k], runs[k] = min(best[k], t), spent[k] + t, runs[k] + 1
     finally:
         if enabled:
             gc.enable()
@@ -225,7 +229,7 @@ def sizes(quick: bool = True, progress: Callable[[str], None] | None = None) -> 
                 }
             )
         say(f"sizes {name}: timing every size in turn")
-        us = _interleaved(jobs)
+        us = _interleaved(jobs, MIN_TIME[quick])
         for row in rows:
             t = {key: v for (count, key), v in us.items() if count == row["messages"]}
             row.update({key: t[key] for key in TIMED})
