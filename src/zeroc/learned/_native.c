@@ -3878,13 +3878,16 @@ static int wdec_chars(const Chars *ch, WDec *d, TBuf *into, PyObject **out) {
         before = x;
     }
     rdec_put(&r, d);
-    if (into != NULL) {
-        unsigned char high = 0;
-        for (Py_ssize_t q = 0; q < n; q++) high |= buf[q];
-        if (high < 0x80) {  /* ASCII: the bytes are the characters */
+    unsigned char high = 0;
+    for (Py_ssize_t q = 0; q < n; q++) high |= buf[q];
+    if (high < 0x80) {  /* ASCII: the bytes are the characters */
+        if (into != NULL) {
             rc = tb_ascii(into, (const char *)buf, n);
-            goto done;
+        } else if ((*out = PyUnicode_New(n, 127)) != NULL) {
+            memcpy(PyUnicode_1BYTE_DATA(*out), buf, (size_t)n);
+            rc = 0;
         }
+        goto done;
     }
     text = PyUnicode_DecodeUTF8((const char *)buf, n, "strict");
     if (text == NULL) {
