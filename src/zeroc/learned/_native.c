@@ -1816,18 +1816,6 @@ static inline __attribute__((always_inline)) int wslot(WDec *d, limb T, limb *s)
     return 0;
 }
 
-/* wslot for a total whose division div_magic made (a chars table's). */
-static inline __attribute__((always_inline)) int wslot_by(WDec *d, limb T, uint64_t magic, uint8_t shift, limb *s) {
-    if (!d->range) return wslot_blocks(d, T, s);
-    d->rr = div_by(d->rrng, magic, shift);
-    *s = d->rx / d->rr;
-    if (*s >= T) {
-        derr("learned-model payload is not one this model writes (a slot past the total)");
-        return -1;
-    }
-    return 0;
-}
-
 static int wdec_next_block(WDec *d) {
     PyObject *num = big_to_long(&d->num), *den = big_to_long(&d->den), *x = big_to_long(&d->x),
              *R = big_to_long(&d->R), *nb = PyLong_FromSsize_t(d->nbytes);
