@@ -281,8 +281,7 @@ class Codec:
         payload = model._fast_encode(value) if tried else None
         if payload is None:  # off the common path (or not a dict): the general rules
             payload = self._model_payload(model, self._as_value(value), not tried)
-        model.seen += 1
-        model.bits += 8 * len(payload)
+        model.tally(payload)
         return payload
 
     def _as_value(self, value: Any) -> Any:

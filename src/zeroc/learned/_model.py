@@ -144,42 +144,39 @@ class Model:
         return cls(root, common, len(samples), side)
 
     # Drift figures (Codec.drift): payloads coded, their bits, and those off the common path,
-    # Python's counts and the C frames' (Program counts those itself).
+    # Python's counts plus the C frames' (Program counts those itself).
+    def _framed(self) -> tuple[int, int, int]:
+        p = self._walk.program if self._walk is not None else None
+        return (p.seen, p.bits, p.misses) if p is not None else (0, 0, 0)
+
     @property
     def seen(self) -> int:
-        return self._seen + (self._walk.program.seen if self._walk is not None else 0)
-
-    @seen.setter
-    def seen(self, n: int) -> None:
-        self._seen = n - (self._walk.program.seen if self._walk is not None else 0)
+        return self._seen + self._framed()[0]
 
     @property
     def bits(self) -> int:
-        return self._bits + (self._walk.program.bits if self._walk is not None else 0)
-
-    @bits.setter
-    def bits(self, n: int) -> None:
-        self._bits = n - (self._walk.program.bits if self._walk is not None else 0)
+        return self._bits + self._framed()[1]
 
     @property
     def misses(self) -> int:
-        return self._misses + (self._walk.program.misses if self._walk is not None else 0)
+        return self._misses + self._framed()[2]
 
-    @misses.setter
-    def misses(self, n: int) -> None:
-        self._misses = n - (self._walk.program.misses if self._walk is not None else 0)
+    def tally(self, payload: bytes) -> None:
+        """Count a payload coded outside Program.frame for the drift figures."""
+        self._seen += 1
+        self._bits += 8 * len(payload)
 
     def encode(self, value: Any, common: bool = True) -> bytes:
         """The payload of ``value``; ``common=False`` when the caller has found it off the
         common path already (``_fast_encode`` gave None)."""
         if common and self._both and self._walk is not None:
             payload, on = self._walk.encode_both(value)
-            self.misses += not on
+            self._misses += not on
             return payload
         fast = self._fast_encode(value) if common else None
         if fast is not None:
             return fast
-        self.misses += 1
+        self._misses += 1
         if self._walk is not None:
             return self._walk.encode(value)
         if self.version >= 6:
