@@ -115,19 +115,26 @@ export class Decoder {
     return s === "protobuf" ? this.dictionary!.messageSchema().decode(payload) : payload;
   }
 
-  /** Decode a whole stream (§3) to its messages' serializations, in order. */
-  decodeStreamPayloads(data: Uint8Array): Uint8Array[] {
+  /** A stream's records, the dictionary its header names, and for a session stream (§4) the
+   * decoder of its records. */
+  private openStream(data: Uint8Array) {
     const header = parseStreamHeader(data);
     const context = header.sha256 === null ? null : this.resolveSha(header.sha256);
     const records = streamRecords(data, header, this.maxDecodedSize + 64);
+    const owner = !header.session ? null : context === null ? this : this.other(context);
+    const session = owner?.sessionDecoder({ checksum: header.checksummed, dictionary: context !== null }) ?? null;
+    return { context, records, session };
+  }
+
+  /** Decode a whole stream (§3) to its messages' serializations, in order. */
+  decodeStreamPayloads(data: Uint8Array): Uint8Array[] {
+    const { context, records, session } = this.openStream(data);
     const out: Uint8Array[] = [];
-    if (header.session) {
-      const owner = context === null ? this : this.other(context);
-      const session = owner.sessionDecoder({ checksum: header.checksummed, dictionary: context !== null });
-      for (const record of records) out.push(...session.decodeManyPayloads(record));
-    } else {
-      for (const frame of records) {
-        const [, payload, value] = this.decodeOwned(frame, context);
+    for (const record of records) {
+      if (session !== null) {
+        out.push(...session.decodeManyPayloads(record));
+      } else {
+        const [, payload, value] = this.decodeOwned(record, context);
         out.push(payload ?? pythonText(value));
       }
     }
@@ -137,17 +144,13 @@ export class Decoder {
   /** Decode a whole stream to its messages' values (a learned frame's or record's straight
    * from the model, whatever the dictionary's serialization). */
   decodeStream(data: Uint8Array): unknown[] {
-    const header = parseStreamHeader(data);
-    const context = header.sha256 === null ? null : this.resolveSha(header.sha256);
+    const { context, records, session } = this.openStream(data);
     const out: unknown[] = [];
-    const records = streamRecords(data, header, this.maxDecodedSize + 64);
-    if (header.session) {
-      const owner = context === null ? this : this.other(context);
-      const session = owner.sessionDecoder({ checksum: header.checksummed, dictionary: context !== null });
-      for (const record of records) out.push(...session.decodeMany(record));
-    } else {
-      for (const frame of records) {
-        const [owner, payload, value] = this.decodeOwned(frame, context);
+    for (const record of records) {
+      if (session !== null) {
+        out.push(...session.decodeMany(record));
+      } else {
+        const [owner, payload, value] = this.decodeOwned(record, context);
         out.push(payload === null ? unwrapFloats(value) : owner.value(payload));
       }
     }
