@@ -1783,19 +1783,26 @@ static inline unsigned char rbyte(WDec *d, Py_ssize_t at) {
     return at < d->len ? (unsigned char)PyBytes_AS_STRING(d->data)[at] : 0;
 }
 
-/* The 8 bytes from at on, big-endian (past the payload's end, zeros: rbyte's). */
-static inline uint64_t rword(WDec *d, Py_ssize_t at) {
-    if (at + 8 <= d->len) {
-        uint64_t w;
-        memcpy(&w, PyBytes_AS_STRING(d->data) + at, sizeof w);
+/* The range decoder's refill after a symbol: the bytes of data (past its len, zeros: rbyte's)
+ * that bring the range back to 2^56 or more, shifted into x in one step (whether a symbol needs
+ * one, and how many, is a branch no predictor guesses). rng >= 2^16 (rr >= 2^56 / 2^40), and
+ * x < rng, so nothing is lost. */
+static inline __attribute__((always_inline)) void range_refill(limb *x, limb *rng, Py_ssize_t *rn,
+                                                               const unsigned char *data, Py_ssize_t len) {
+    int n = __builtin_clzll(*rng) >> 3;
+    Py_ssize_t at = 8 + *rn;
+    uint64_t w = 0;
+    if (at + 8 <= len) {
+        memcpy(&w, data + at, sizeof w);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         w = __builtin_bswap64(w);
 #endif
-        return w;
+    } else {
+        for (int j = 0; j < 8; j++) w = (w << 8) | (at + j < len ? data[at + j] : 0);
     }
-    uint64_t w = 0;
-    for (int j = 0; j < 8; j++) w = (w << 8) | rbyte(d, at + j);
-    return w;
+    *x = (*x << (8 * n)) | ((w >> 1) >> (63 - 8 * n));
+    *rng <<= 8 * n;
+    *rn += n;
 }
 
 /* The slot of the next symbol of total T; x becomes x*T - slot*R (the caller then takes). */
@@ -1843,14 +1850,8 @@ static inline __attribute__((always_inline)) int wtake(WDec *d, limb s, limb st,
     }
     if (!d->range) return wtake_blocks(d, s, st, fr, T);
     d->rx -= d->rr * st;
-    d->rrng = d->rr * fr;  /* >= 2^16: rr >= 2^56 / 2^40 */
-    /* the bytes that bring the range back to 2^56 or more, shifted in without a loop (whether a
-     * symbol needs one, and how many, is a branch no predictor guesses) */
-    int n = __builtin_clzll(d->rrng) >> 3;
-    uint64_t w = rword(d, 8 + d->rn);
-    d->rx = (d->rx << (8 * n)) | ((w >> 1) >> (63 - 8 * n));  /* rx < rrng: nothing lost */
-    d->rrng <<= 8 * n;
-    d->rn += n;
+    d->rrng = d->rr * fr;
+    range_refill(&d->rx, &d->rrng, &d->rn, (const unsigned char *)PyBytes_AS_STRING(d->data), d->len);
     return 0;
 }
 
@@ -3787,21 +3788,7 @@ static inline __attribute__((always_inline)) int rdec_take(RDec *r, limb st, lim
     }
     r->rx -= r->rr * st;
     r->rrng = r->rr * fr;
-    int n = __builtin_clzll(r->rrng) >> 3;
-    Py_ssize_t at = 8 + r->rn;
-    uint64_t w;
-    if (at + 8 <= r->len) {
-        memcpy(&w, r->data + at, sizeof w);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        w = __builtin_bswap64(w);
-#endif
-    } else {
-        w = 0;
-        for (int j = 0; j < 8; j++) w = (w << 8) | (at + j < r->len ? r->data[at + j] : 0);
-    }
-    r->rx = (r->rx << (8 * n)) | ((w >> 1) >> (63 - 8 * n));
-    r->rrng <<= 8 * n;
-    r->rn += n;
+    range_refill(&r->rx, &r->rrng, &r->rn, r->data, r->len);
     return 0;
 }
 
