@@ -56,6 +56,7 @@ export class DictionaryStore {
 const NO_DICTIONARY = "no dictionary";
 
 const FAST_TAG = Method.ZstdBlock | (Ref.Context << 3);
+const LEARNED_TAG = Method.Learned | (Ref.Context << 3);
 
 /** Decodes frames, streams and sessions made with one dictionary (or none). */
 export class Decoder {
@@ -65,6 +66,7 @@ export class Decoder {
   readonly checksum: boolean;
   readonly store: DictionaryStore | null;
   private readonly others = new Map<string, Decoder>();
+  private engine: SideEngine | null = null;
 
   constructor(dictionary: Dictionary | null = null, options: DecoderOptions = {}) {
     this.dictionary = dictionary;
@@ -81,8 +83,12 @@ export class Decoder {
 
   /** Decode one frame to its value: parsed JSON for json, an object for protobuf, bytes for bytes. */
   decode(frame: Uint8Array): unknown {
-    if (frame.length > 1 && frame[0] === FAST_TAG && this.dictionary !== null && !this.checksum) {
-      return this.value(decompressBlock(frame, 1, this.dictionary.zstd(), this.maxDecodedSize));
+    // The common frames: zstd-block or learned with the context's dictionary, no checksum.
+    if (frame.length > 1 && this.dictionary !== null && !this.checksum) {
+      if (frame[0] === FAST_TAG) return this.value(decompressBlock(frame, 1, this.dictionary.zstd(), this.maxDecodedSize));
+      if (frame[0] === LEARNED_TAG && this.dictionary.model !== null) {
+        return this.dictionary.learnedModel().decode(frame.subarray(1), this.sideEngine(this.dictionary), this.maxDecodedSize);
+      }
     }
     const [owner, payload, value] = this.decodeOwned(frame, null);
     return payload === null ? unwrapFloats(value) : owner.value(payload);
@@ -189,12 +195,19 @@ export class Decoder {
   }
 
   private learned(payload: Uint8Array, dict: Dictionary, checksum: number | null): unknown {
+    return dict.learnedModel().decodeTyped(payload, this.sideEngine(dict), this.maxDecodedSize, checksum);
+  }
+
+  /** What decompresses the side streams of learned payloads made with `dict` (kept for its own). */
+  private sideEngine(dict: Dictionary): SideEngine {
+    if (dict === this.dictionary && this.engine !== null) return this.engine;
     const zstd = dict.zstd();
     const engine: SideEngine = (mode, data, max) =>
       mode === Method.ZstdBlock
         ? decompressBlock(data, 0, zstd, max)
         : decompressFrame(data, zstd, { maxSize: max, maxWindow: this.maxWindowSize }, true);
-    return dict.learnedModel().decodeTyped(payload, engine, this.maxDecodedSize, checksum);
+    if (dict === this.dictionary) this.engine = engine;
+    return engine;
   }
 
   private payload(h: Header, dict: Dictionary | null): Uint8Array {

@@ -35,11 +35,15 @@ export function parseJSONText(text: string): unknown {
 /**
  * A float whose value is an integer (1.0, -0.0, 1e16), kept apart from the integer of the same
  * value where Python tells them apart: learned models compare values by type, and a learned
- * frame's checksum covers Python's text of the value ("1.0", not "1"). Only `parseJSONTyped`
- * makes them; `unwrapFloats` turns them back into numbers.
+ * frame's checksum covers Python's text of the value ("1.0", not "1"). `parseJSONTyped` and the
+ * learned decoder make them; `unwrapFloats` turns them back into numbers. `made` counts them, so
+ * that a decoder knows when a value it built holds none and needs no unwrapping.
  */
 export class PyFloat {
-  constructor(readonly value: number) {}
+  static made = 0;
+  constructor(readonly value: number) {
+    PyFloat.made++;
+  }
 }
 
 /**

@@ -14,8 +14,6 @@ import { ChecksumMismatch, DecodeError, InvalidDictionary, ZerocError } from "./
 import { safeInt, setKey, urlQuote } from "./values.js";
 import { KEY_ORDER, PyFloat, keepOrder, parseJSONTyped, pythonText, reordered, unwrapFloats } from "./json.js";
 
-const TOP = 1n << 64n;
-const BOTTOM = 1n << 56n;
 const MAX_DIRECT = 2 ** 40;
 const LOW32 = (1n << 32n) - 1n;
 const FLAG_TOTAL = 1 << 16;
@@ -54,10 +52,36 @@ function isInt(v: unknown): v is Int {
 export type SideEngine = (mode: number, data: Uint8Array, maxSize: number) => Uint8Array;
 
 // --- the range decoder (spec §1.2) ----------------------------------------------------------------
+//
+// The 64-bit state is held as two 32-bit halves in Numbers, so that no step makes a BigInt: every
+// product and quotient below stays under 2^53, where a double is exact. A symbol's total is at
+// most 2^40 (larger ones are split, §1.2); below 2^21 one multiplication covers a half.
+
+const TWO32 = 2 ** 32;
+const TWO20 = 2 ** 20;
+const SMALL = 2 ** 21;
+const BOTTOM_HIGH = 2 ** 24; // range < 2^56: its high half below 2^24
+
+/** The 4 bytes from `at` as a big-endian number, zero from `end` (the data's end) on. */
+function be32(data: Uint8Array, at: number, end = data.length): number {
+  let v = 0;
+  for (let i = at; i < at + 4; i++) v = v * 256 + (i < end ? data[i] : 0);
+  return v;
+}
 
 export class RangeDecoder {
-  private x: bigint;
-  private rng = TOP - 1n;
+  // x, the payload's place above low, and the range, as high and low halves.
+  private xh: number;
+  private xl: number;
+  private rh = TWO32 - 1;
+  private rl = TWO32 - 1;
+  // `range // total` of the last peek, which the take that follows it (same total) reuses.
+  private qh = 0;
+  private ql = 0;
+  private lastTotal = 0;
+  // The last product `mul` made, its high half possibly past 2^32.
+  private ph = 0;
+  private pl = 0;
   private n = 0;
   private budget: number;
   private readonly side: boolean;
@@ -69,42 +93,107 @@ export class RangeDecoder {
     engine: SideEngine | null,
     maxSize: number,
   ) {
-    let x = 0n;
-    for (let i = 0; i < 8; i++) x = (x << 8n) | BigInt(i < data.length ? data[i] : 0);
-    this.x = x;
+    this.xh = be32(data, 0);
+    this.xl = be32(data, 4);
     this.budget = MAX_SYMBOLS + PER_BYTE * data.length;
     const [size, mode] = readHead(this, data.length);
     this.side = size > 0;
     this.arith = data.length - size;
-    this.escaped = new SideStream(sideStream(data, size, mode, engine, maxSize));
+    this.escaped = size > 0 ? new SideStream(sideStream(data, size, mode, engine, maxSize)) : NO_ESCAPES;
   }
 
-  // `range // total` of the last peek: the take that follows it (always the same total) reuses it.
-  private lastTotal = 0;
-  private lastR = 0n;
+  /**
+   * `range // total` into qh, ql: the low half 32 bits at a time below 2^21, else 11, 11 and 10.
+   * Each step divides a number below 2^53, so the double quotient's floor is exact: it would
+   * round up to the next integer only for a dividend of 2^53 or more.
+   */
+  private divide(total: number): void {
+    const qh = Math.floor(this.rh / total);
+    const rl = this.rl;
+    let m = this.rh - qh * total;
+    if (total < SMALL) {
+      this.ql = Math.floor((m * TWO32 + rl) / total);
+    } else {
+      let a = m * 2048 + (rl >>> 21);
+      const q1 = Math.floor(a / total);
+      m = a - q1 * total;
+      a = m * 2048 + ((rl >>> 10) & 2047);
+      const q2 = Math.floor(a / total);
+      m = a - q2 * total;
+      this.ql = q1 * SMALL + q2 * 1024 + Math.floor((m * 1024 + (rl & 1023)) / total);
+    }
+    this.qh = qh;
+    this.lastTotal = total;
+  }
+
+  /**
+   * `a * (qh, ql)` into ph, pl for `a` below 2^41. Exact: past 2^21, `a` is a slot or count of a
+   * total past 2^21, so qh is below 2^11.
+   */
+  private mul(a: number): void {
+    const { qh, ql } = this;
+    if (a < SMALL) {
+      const l = a * ql;
+      const c = Math.floor(l / TWO32);
+      this.pl = l - c * TWO32;
+      this.ph = a * qh + c;
+    } else {
+      const ah = Math.floor(a / TWO20);
+      const al = a - ah * TWO20;
+      const hl = ah * ql; // times 2^20: its low 12 bits go to the low half
+      const hlHigh = Math.floor(hl / 4096);
+      const low = al * ql + (hl - hlHigh * 4096) * TWO20;
+      const c = Math.floor(low / TWO32);
+      this.pl = low - c * TWO32;
+      this.ph = hlHigh + al * qh + ah * qh * TWO20 + c;
+    }
+  }
 
   /** The next symbol's slot among `total` (at most 2^40). */
   peek(total: number): number {
-    const r = this.rng / BigInt(total);
-    this.lastTotal = total;
-    this.lastR = r;
-    const s = Number(this.x / r);
+    this.divide(total);
+    const { qh, ql, xh, xl } = this;
+    // Within one of x // r (both rounded to 53 bits, the quotient below 2^41): x - s * r says which.
+    let s = Math.floor((xh * TWO32 + xl) / (qh * TWO32 + ql));
+    this.mul(s);
+    let lo = xl - this.pl;
+    let hi = xh - this.ph;
+    if (lo < 0) {
+      lo += TWO32;
+      hi--;
+    }
+    if (hi < 0) s--;
+    else if (hi > qh || (hi === qh && lo >= ql)) s++;
     if (s >= total) throw new DecodeError("learned-model payload is not one this model writes (a slot past the total)");
     return s;
   }
 
   take(start: number, freq: number, total: number): void {
     if (--this.budget < 0) throw new DecodeError("learned-model payload asks for more symbols than it can hold");
-    const r = total === this.lastTotal ? this.lastR : this.rng / BigInt(total);
+    if (total !== this.lastTotal) this.divide(total);
     this.lastTotal = 0;
-    this.x -= r * BigInt(start);
-    this.rng = r * BigInt(freq);
-    while (this.rng < BOTTOM) {
-      const at = 8 + this.n;
-      this.x = (this.x << 8n) | BigInt(at < this.data.length ? this.data[at] : 0);
-      this.rng <<= 8n;
-      this.n++;
+    this.mul(start);
+    let xl = this.xl - this.pl;
+    let xh = this.xh - this.ph;
+    if (xl < 0) {
+      xl += TWO32;
+      xh--;
     }
+    if (xh < 0) throw new DecodeError("learned-model payload is not one this model writes (a symbol past its slot)");
+    this.mul(freq);
+    let rh = this.ph;
+    let rl = this.pl;
+    while (rh < BOTTOM_HIGH) {
+      const at = 8 + this.n++;
+      rh = rh * 256 + (rl >>> 24);
+      rl = (rl & 0xffffff) * 256;
+      xh = xh * 256 + (xl >>> 24);
+      xl = (xl & 0xffffff) * 256 + (at < this.data.length ? this.data[at] : 0);
+    }
+    this.xh = xh;
+    this.xl = xl;
+    this.rh = rh;
+    this.rl = rl;
   }
 
   /** A uniform symbol of `n` values (split in two past 2^40). */
@@ -131,37 +220,74 @@ export class RangeDecoder {
     return this.escaped.take(n);
   }
 
-  /** The side stream read to its end, and the arithmetic part in canonical form. */
+  /**
+   * The side stream read to its end, and the arithmetic part in canonical form (§1.2's test, on
+   * halves: a high half may pass 2^32 where a sum does, still exact).
+   */
   finish(): void {
     this.escaped.finish();
-    const { data, arith: a, n, x, rng, side } = this;
+    const { data, arith: a, n, side, rh, rl } = this;
     const m = a - n;
     let canonical = m >= 0 && m <= 8;
     if (canonical) {
-      const window = (from: number, to: number) => {
-        let v = 0n;
-        for (let i = from; i < from + 8; i++) v = (v << 8n) | BigInt(i < to ? data[i] : 0);
-        return v;
-      };
-      const p = window(n, a);
-      const xp = x - (window(n, data.length) - p);
-      const u = 1n << BigInt(64 - 8 * m);
-      canonical = xp >= 0n && xp < u && (side ? xp + u <= rng : xp < rng);
+      // p: the window of the a bytes alone; x' = x less what the side bytes add to the window.
+      const ph = be32(data, n, a);
+      const pl = be32(data, n + 4, a);
+      let xh = this.xh - (be32(data, n) - ph);
+      let xl = this.xl - (be32(data, n + 4) - pl);
+      if (xl < 0) {
+        xl += TWO32;
+        xh--;
+      }
+      const uh = POW_HIGH[64 - 8 * m];
+      const ul = POW_LOW[64 - 8 * m];
+      canonical = xh >= 0 && below(xh, xl, uh, ul) && (side ? !below(rh, rl, xh + uh, xl + ul) : below(xh, xl, rh, rl));
       for (let mm = 0; canonical && mm < m; mm++) {
-        const uu = 1n << BigInt(64 - 8 * mm);
-        const y = xp + (-p & (uu - 1n));
-        if (side ? y + uu <= rng : y < rng) canonical = false;
+        // y = x' + (-p mod 2^e): the number rounded up to n + mm bytes.
+        const e = 64 - 8 * mm;
+        const eh = POW_HIGH[e];
+        const el = POW_LOW[e];
+        const vh = e >= 32 ? ph % eh : 0;
+        const vl = e >= 32 ? pl : pl % el;
+        let yh = xh;
+        let yl = xl;
+        if (vh !== 0 || vl !== 0) {
+          yh += eh - vh;
+          yl += el - vl;
+        }
+        if (side) {
+          yh += eh;
+          yl += el;
+        }
+        if (side ? !below(rh, rl, yh, yl) : below(yh, yl, rh, rl)) canonical = false;
       }
     }
     if (!canonical) throw new DecodeError("learned-model payload is not in canonical form (corrupt or wrong model)");
   }
 }
 
+/** 2^e (e in 0..64) as high and low halves. */
+const POW_HIGH = Array.from({ length: 65 }, (_, e) => (e >= 32 ? 2 ** (e - 32) : 0));
+const POW_LOW = Array.from({ length: 65 }, (_, e) => (e >= 32 ? 0 : 2 ** e));
+
+/** (ah, al) < (bh, bl), the low halves any size below 2^53 (carried into the high ones here). */
+function below(ah: number, al: number, bh: number, bl: number): boolean {
+  const ac = Math.floor(al / TWO32);
+  const bc = Math.floor(bl / TWO32);
+  ah += ac;
+  al -= ac * TWO32;
+  bh += bc;
+  bl -= bc * TWO32;
+  return ah < bh || (ah === bh && al < bl);
+}
+
 /** A payload's head (spec §1.1): the side stream's [size, mode], [0, 0] without one. */
-function readHead(d: Coder, length: number): [number, number] {
+const NO_SIDE: readonly [number, number] = [0, 0];
+
+function readHead(d: Coder, length: number): readonly [number, number] {
   if (d.peek(FLAG_TOTAL) >= 1) {
     d.take(1, FLAG_TOTAL - 1, FLAG_TOTAL);
-    return [0, 0];
+    return NO_SIDE;
   }
   d.take(0, 1, FLAG_TOTAL);
   const width = Number(d.uniform(64));
@@ -198,6 +324,9 @@ class SideStream {
     if (this.pos !== this.buf.length) throw new DecodeError("learned-model payload has unread escaped bytes");
   }
 }
+
+/** The side stream of every payload without one: nothing to take, so never changed. */
+const NO_ESCAPES = new SideStream(new Uint8Array(0));
 
 function bitlen(v: bigint): number {
   return v === 0n ? 0 : v.toString(2).length;
@@ -851,6 +980,7 @@ class Prefixed extends Rule {
 
 class ObjectNode extends Escaping {
   private readonly reordered: boolean;
+  private readonly template: Record<string, unknown> | null = null;
   constructor(
     readonly keys: string[],
     readonly children: Node[],
@@ -862,6 +992,10 @@ class ObjectNode extends Escaping {
     super(esc, esc + hits);
     this.other = other;
     this.reordered = reordered(keys);
+    if (!keys.includes("__proto__") && !children.some((c) => c instanceof Rule)) {
+      this.template = {};
+      for (const k of keys) this.template[k] = null;
+    }
   }
   decodeCommon(d: D): unknown {
     if (!this.chained || this.other === null) return this.get(d, true);
@@ -874,13 +1008,22 @@ class ObjectNode extends Escaping {
     return this.get(d, true);
   }
   get(d: D, common: boolean): unknown {
+    const { children, keys } = this;
+    if (this.template !== null) {
+      // No rule reads the fields before, and no key needs setKey: each value straight into a copy
+      // of an object that has the keys already, so that every object shares one shape.
+      const out: Record<string, unknown> = { ...this.template };
+      for (let i = 0; i < children.length; i++) out[keys[i]] = common ? children[i].decodeCommon(d) : children[i].decode(d);
+      if (this.reordered) keepOrder(out, keys, true);
+      return out;
+    }
     const context: unknown[] = [];
-    for (const child of this.children) {
+    for (const child of children) {
       context.push(child instanceof Rule ? child.decodeIn(d, context, common) : dec(child, d, common));
     }
     const out: Record<string, unknown> = {};
-    for (let i = 0; i < this.keys.length; i++) setKey(out, this.keys[i], context[i]);
-    keepOrder(out, this.keys, this.reordered);
+    for (let i = 0; i < keys.length; i++) setKey(out, keys[i], context[i]);
+    keepOrder(out, keys, this.reordered);
     return out;
   }
 }
@@ -1221,6 +1364,12 @@ class Reader {
 }
 
 /** Array and words nodes nested one inside another, at the deepest. */
+function holdsFloat(v: unknown): boolean {
+  if (v instanceof PyFloat) return true;
+  if (typeof v !== "object" || v === null) return false;
+  return Object.values(v).some(holdsFloat);
+}
+
 function loops(node: Node): number {
   const kids: Node[] = [];
   const add = (n: Node | null | undefined) => n && kids.push(n);
@@ -1243,6 +1392,8 @@ export class Model {
   private readonly root: Node;
   private readonly common: number;
   private readonly samples: number;
+  /** Whether a PyFloat is anywhere in the model's document (its tables may hand one over). */
+  private readonly floats: boolean;
 
   constructor(document: Uint8Array) {
     let doc: unknown;
@@ -1262,6 +1413,7 @@ export class Model {
     this.samples = samples as number;
     this.common = common as number;
     this.root = new Reader(this.format).node(d.root, 0);
+    this.floats = holdsFloat(d.root);
     if (loops(this.root) > MAX_LOOPS) throw new InvalidDictionary(`learned model nests more than ${MAX_LOOPS} arrays and words`);
   }
 
@@ -1270,7 +1422,10 @@ export class Model {
    * with `checksum`, the CRC-32 of Python's text of the value must be it.
    */
   decode(payload: Uint8Array, engine: SideEngine | null, maxSize: number, checksum: number | null = null): unknown {
-    return unwrapFloats(this.decodeTyped(payload, engine, maxSize, checksum));
+    const made = PyFloat.made;
+    const value = this.decodeTyped(payload, engine, maxSize, checksum);
+    // A value with no PyFloat in it is handed over as it is: none made, and no table holds one.
+    return this.floats || PyFloat.made !== made ? unwrapFloats(value) : value;
   }
 
   /** `decode`'s value before its integral floats become numbers (PyFloat objects). */
