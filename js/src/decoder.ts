@@ -87,7 +87,7 @@ export class Decoder {
     if (frame.length > 1 && this.dictionary !== null && !this.checksum) {
       if (frame[0] === FAST_TAG) return this.value(decompressBlock(frame, 1, this.dictionary.zstd(), this.maxDecodedSize));
       if (frame[0] === LEARNED_TAG && this.dictionary.model !== null) {
-        return this.dictionary.learnedModel().decode(frame.subarray(1), this.sideEngine(this.dictionary), this.maxDecodedSize);
+        return this.dictionary.learnedModel().decodeAt(frame, 1, this.sideEngine(this.dictionary), this.maxDecodedSize);
       }
     }
     const [owner, payload, value] = this.decodeOwned(frame, null);

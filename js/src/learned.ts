@@ -69,12 +69,17 @@ function be32(data: Uint8Array, at: number, end = data.length): number {
   return v;
 }
 
+const NO_BYTES = new Uint8Array(0);
+
 export class RangeDecoder {
+  // The payload: data from `base` on.
+  private data: Uint8Array = NO_BYTES;
+  private base = 0;
   // x, the payload's place above low, and the range, as high and low halves.
-  private xh: number;
-  private xl: number;
-  private rh = TWO32 - 1;
-  private rl = TWO32 - 1;
+  private xh = 0;
+  private xl = 0;
+  private rh = 0;
+  private rl = 0;
   // `range // total` of the last peek, which the take that follows it (same total) reuses.
   private qh = 0;
   private ql = 0;
@@ -83,23 +88,33 @@ export class RangeDecoder {
   private ph = 0;
   private pl = 0;
   private n = 0;
-  private budget: number;
-  private readonly side: boolean;
-  private readonly arith: number;
-  private readonly escaped: SideStream;
+  private budget = 0;
+  private side = false;
+  private arith = 0;
+  private escaped = NO_ESCAPES;
 
-  constructor(
-    private readonly data: Uint8Array,
-    engine: SideEngine | null,
-    maxSize: number,
-  ) {
-    this.xh = be32(data, 0);
-    this.xl = be32(data, 4);
-    this.budget = MAX_SYMBOLS + PER_BYTE * data.length;
-    const [size, mode] = readHead(this, data.length);
+  /**
+   * Start on the payload that is `data` from `start` on (a frame's, past its tag): read its head
+   * and set its side stream apart. A model keeps one decoder and opens it for each payload.
+   */
+  open(data: Uint8Array, engine: SideEngine | null, maxSize: number, start = 0): this {
+    const length = data.length - start;
+    this.data = data;
+    this.base = start;
+    this.xh = be32(data, start);
+    this.xl = be32(data, start + 4);
+    this.rh = TWO32 - 1;
+    this.rl = TWO32 - 1;
+    this.lastTotal = 0;
+    this.n = 0;
+    this.budget = MAX_SYMBOLS + PER_BYTE * length;
+    this.escaped = NO_ESCAPES;
+    const [size, mode] = readHead(this, length);
     this.side = size > 0;
-    this.arith = data.length - size;
-    this.escaped = size > 0 ? new SideStream(sideStream(data, size, mode, engine, maxSize)) : NO_ESCAPES;
+    this.arith = length - size;
+    // A compressed side stream of no bytes is refused there, as an empty raw one is not.
+    if (size > 0 || mode !== 0) this.escaped = new SideStream(sideStream(data.subarray(start), size, mode, engine, maxSize));
+    return this;
   }
 
   /**
@@ -184,7 +199,7 @@ export class RangeDecoder {
     let rh = this.ph;
     let rl = this.pl;
     while (rh < BOTTOM_HIGH) {
-      const at = 8 + this.n++;
+      const at = this.base + 8 + this.n++;
       rh = rh * 256 + (rl >>> 24);
       rl = (rl & 0xffffff) * 256;
       xh = xh * 256 + (xl >>> 24);
@@ -231,10 +246,11 @@ export class RangeDecoder {
     let canonical = m >= 0 && m <= 8;
     if (canonical) {
       // p: the window of the a bytes alone; x' = x less what the side bytes add to the window.
-      const ph = be32(data, n, a);
-      const pl = be32(data, n + 4, a);
-      let xh = this.xh - (be32(data, n) - ph);
-      let xl = this.xl - (be32(data, n + 4) - pl);
+      const at = this.base + n;
+      const ph = be32(data, at, this.base + a);
+      const pl = be32(data, at + 4, this.base + a);
+      let xh = this.xh - (be32(data, at) - ph);
+      let xl = this.xl - (be32(data, at + 4) - pl);
       if (xl < 0) {
         xl += TWO32;
         xh--;
@@ -326,7 +342,8 @@ class SideStream {
 }
 
 /** The side stream of every payload without one: nothing to take, so never changed. */
-const NO_ESCAPES = new SideStream(new Uint8Array(0));
+const NO_ESCAPES = new SideStream(NO_BYTES);
+
 
 function bitlen(v: bigint): number {
   return v === 0n ? 0 : v.toString(2).length;
@@ -1394,6 +1411,8 @@ export class Model {
   private readonly samples: number;
   /** Whether a PyFloat is anywhere in the model's document (its tables may hand one over). */
   private readonly floats: boolean;
+  /** The decoder of formats 6-8, opened for each payload (decoding never nests). */
+  private readonly range = new RangeDecoder();
 
   constructor(document: Uint8Array) {
     let doc: unknown;
@@ -1428,6 +1447,14 @@ export class Model {
     return this.floats || PyFloat.made !== made ? unwrapFloats(value) : value;
   }
 
+  /** `decode` of the payload that is `data` from `start` on (a frame's, past its tag), unchecked. */
+  decodeAt(data: Uint8Array, start: number, engine: SideEngine | null, maxSize: number): unknown {
+    const made = PyFloat.made;
+    const value = this.walk(data, engine, maxSize, start);
+    // A value with no PyFloat in it is handed over as it is: none made, and no table holds one.
+    return this.floats || PyFloat.made !== made ? unwrapFloats(value) : value;
+  }
+
   /** `decode`'s value before its integral floats become numbers (PyFloat objects). */
   decodeTyped(payload: Uint8Array, engine: SideEngine | null, maxSize: number, checksum: number | null = null): unknown {
     const value = this.walk(payload, engine, maxSize);
@@ -1437,10 +1464,10 @@ export class Model {
     return value;
   }
 
-  private walk(payload: Uint8Array, engine: SideEngine | null, maxSize: number): unknown {
+  private walk(data: Uint8Array, engine: SideEngine | null, maxSize: number, start = 0): unknown {
     try {
-      const exact = this.format < 6 ? new ExactDecoder(payload, engine, maxSize, this.format === 5) : null;
-      const d: RangeDecoder | ExactDecoder = exact ?? new RangeDecoder(payload, engine, maxSize);
+      const exact = this.format < 6 ? new ExactDecoder(data.subarray(start), engine, maxSize, this.format === 5) : null;
+      const d: RangeDecoder | ExactDecoder = exact ?? this.range.open(data, engine, maxSize, start);
       const total = this.samples + 2;
       let value: unknown;
       if (d.peek(total) <= this.common) {

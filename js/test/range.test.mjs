@@ -178,7 +178,13 @@ function run(open, data, symbols, side) {
   return out;
 }
 
-const ours = (data) => new RangeDecoder(data, null, 1 << 20);
+/** The package's decoder, opened on the payload at an offset of 0-2 bytes into a buffer (a frame's). */
+const ours = (data) => {
+  const start = below(3);
+  const frame = new Uint8Array(start + data.length).fill(0xab);
+  frame.set(data, start);
+  return new RangeDecoder().open(frame, null, 1 << 20, start);
+};
 const reference = (data) => new Reference(data);
 
 function sample() {
