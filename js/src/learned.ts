@@ -61,6 +61,8 @@ const TWO32 = 2 ** 32;
 const TWO20 = 2 ** 20;
 const SMALL = 2 ** 21;
 const BOTTOM_HIGH = 2 ** 24; // range < 2^56: its high half below 2^24
+const SURE = 2 ** -9;
+const MAX_SLOT = 2 ** 41;
 
 /** The 4 bytes from `at` as a big-endian number, zero from `end` (the data's end) on. */
 function be32(data: Uint8Array, at: number, end = data.length): number {
@@ -168,8 +170,16 @@ export class RangeDecoder {
   peek(total: number): number {
     this.divide(total);
     const { qh, ql, xh, xl } = this;
-    // Within one of x // r (both rounded to 53 bits, the quotient below 2^41): x - s * r says which.
-    let s = Math.floor((xh * TWO32 + xl) / (qh * TWO32 + ql));
+    // x / r from the halves rounded to 53 bits is within 3 * 2^-53 of it relatively, so within
+    // 2^-10 while below 2^41: a quotient further than 2^-9 from an integer has the right floor.
+    const q = (xh * TWO32 + xl) / (qh * TWO32 + ql);
+    let s = Math.floor(q);
+    const f = q - s;
+    if (f > SURE && f < 1 - SURE && q < MAX_SLOT) {
+      if (s >= total) throw new DecodeError("learned-model payload is not one this model writes (a slot past the total)");
+      return s;
+    }
+    // Else x - s * r says whether s is one off.
     this.mul(s);
     let lo = xl - this.pl;
     let hi = xh - this.ph;
