@@ -1005,9 +1005,38 @@ class Prefixed extends Rule {
   }
 }
 
+/** Decodes an object's children into an object of its keys: the general rules' or the common path's. */
+type ObjectMaker = (children: Node[], d: D) => Record<string, unknown>;
+
+/**
+ * For each path, a function made for one key order: it decodes the children in order (a rule
+ * given the values before it) into an object literal of the keys. Each child's call is then a
+ * call site of its own, and every object of the order has one shape from the start. Keys are
+ * written as JSON string literals, so the model's text is never code. Null where a key needs
+ * setKey ("__proto__", which a literal would take for the prototype) or where the page's
+ * Content-Security-Policy forbids making functions: the object is then built field by field.
+ */
+function objectMakers(keys: string[], children: Node[]): [ObjectMaker, ObjectMaker] | null {
+  if (keys.includes("__proto__")) return null;
+  const rules = children.some((c) => c instanceof Rule);
+  const make = (common: boolean): ObjectMaker => {
+    const call = (i: number) =>
+      children[i] instanceof Rule ? `c[${i}].decodeIn(d, x, ${common})` : `c[${i}].${common ? "decodeCommon" : "decode"}(d)`;
+    const fields = keys.map((k, i) => `${JSON.stringify(k)}: ${rules ? `x[${i}]` : call(i)}`).join(", ");
+    const body = rules ? `const x = [];\n${keys.map((_, i) => `x.push(${call(i)});`).join("\n")}\n` : "";
+    return new Function("c", "d", `"use strict";\n${body}return {${fields}};`) as ObjectMaker;
+  };
+  try {
+    return [make(false), make(true)];
+  } catch {
+    return null;
+  }
+}
+
 class ObjectNode extends Escaping {
   private readonly reordered: boolean;
-  private readonly template: Record<string, unknown> | null = null;
+  // Made on first use, so that a model of many objects makes functions only for those it meets.
+  private makers: [ObjectMaker, ObjectMaker] | null | undefined = undefined;
   constructor(
     readonly keys: string[],
     readonly children: Node[],
@@ -1019,10 +1048,6 @@ class ObjectNode extends Escaping {
     super(esc, esc + hits);
     this.other = other;
     this.reordered = reordered(keys);
-    if (!keys.includes("__proto__") && !children.some((c) => c instanceof Rule)) {
-      this.template = {};
-      for (const k of keys) this.template[k] = null;
-    }
   }
   decodeCommon(d: D): unknown {
     if (!this.chained || this.other === null) return this.get(d, true);
@@ -1036,20 +1061,17 @@ class ObjectNode extends Escaping {
   }
   get(d: D, common: boolean): unknown {
     const { children, keys } = this;
-    if (this.template !== null) {
-      // No rule reads the fields before, and no key needs setKey: each value straight into a copy
-      // of an object that has the keys already, so that every object shares one shape.
-      const out: Record<string, unknown> = { ...this.template };
-      for (let i = 0; i < children.length; i++) out[keys[i]] = common ? children[i].decodeCommon(d) : children[i].decode(d);
-      if (this.reordered) keepOrder(out, keys, true);
-      return out;
+    let out: Record<string, unknown>;
+    if (this.makers === undefined) this.makers = objectMakers(keys, children);
+    if (this.makers !== null) out = this.makers[common ? 1 : 0](children, d);
+    else {
+      const context: unknown[] = [];
+      for (const child of children) {
+        context.push(child instanceof Rule ? child.decodeIn(d, context, common) : dec(child, d, common));
+      }
+      out = {};
+      for (let i = 0; i < keys.length; i++) setKey(out, keys[i], context[i]);
     }
-    const context: unknown[] = [];
-    for (const child of children) {
-      context.push(child instanceof Rule ? child.decodeIn(d, context, common) : dec(child, d, common));
-    }
-    const out: Record<string, unknown> = {};
-    for (let i = 0; i < keys.length; i++) setKey(out, keys[i], context[i]);
     keepOrder(out, keys, this.reordered);
     return out;
   }
