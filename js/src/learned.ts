@@ -62,6 +62,7 @@ const TWO20 = 2 ** 20;
 const SMALL = 2 ** 21;
 const BOTTOM_HIGH = 2 ** 24; // range < 2^56: its high half below 2^24
 const SURE = 2 ** -9;
+const INVERSES = 1024;
 const MAX_SLOT = 2 ** 41;
 
 /** The 4 bytes from `at` as a big-endian number, zero from `end` (the data's end) on. */
@@ -95,6 +96,8 @@ export class RangeDecoder {
   private side = false;
   private arith = 0;
   private escaped = NO_ESCAPES;
+  private readonly inverseOf = new Float64Array(INVERSES);
+  private readonly inverses = new Float64Array(INVERSES);
 
   /**
    * Start on the payload that is `data` from `start` on (a frame's, past its tag): read its head
@@ -123,17 +126,36 @@ export class RangeDecoder {
   }
 
   /**
-   * `range // total` into qh, ql: the low half 32 bits at a time below 2^21, else 11, 11 and 10.
-   * Each step divides a number below 2^53, so the double quotient's floor is exact: it would
-   * round up to the next integer only for a dividend of 2^53 or more.
+   * `range // total` into qh, ql. Below 2^21, the high half and then the remainder's 32 bits
+   * with the low half, each a number below 2^53 times 1 / total: the product is within 2^-20 of
+   * the quotient, so its floor is at most one off, which the remainder shows. Past 2^21, 11, 11
+   * and 10 bits of the low half at a time, each divided: the floor of a double quotient of a
+   * number below 2^53 is exact (it would round up to the next integer only from 2^53 on).
    */
   private divide(total: number): void {
-    const qh = Math.floor(this.rh / total);
     const rl = this.rl;
-    let m = this.rh - qh * total;
+    this.lastTotal = total;
     if (total < SMALL) {
-      this.ql = Math.floor((m * TWO32 + rl) / total);
+      const inv = this.inverse(total);
+      let qh = Math.floor(this.rh * inv);
+      let m = this.rh - qh * total;
+      if (m < 0) {
+        qh--;
+        m += total;
+      } else if (m >= total) {
+        qh++;
+        m -= total;
+      }
+      const a = m * TWO32 + rl;
+      let ql = Math.floor(a * inv);
+      const rest = a - ql * total;
+      if (rest < 0) ql--;
+      else if (rest >= total) ql++;
+      this.qh = qh;
+      this.ql = ql;
     } else {
+      const qh = Math.floor(this.rh / total);
+      let m = this.rh - qh * total;
       let a = m * 2048 + (rl >>> 21);
       const q1 = Math.floor(a / total);
       m = a - q1 * total;
@@ -141,9 +163,16 @@ export class RangeDecoder {
       const q2 = Math.floor(a / total);
       m = a - q2 * total;
       this.ql = q1 * SMALL + q2 * 1024 + Math.floor((m * 1024 + (rl & 1023)) / total);
+      this.qh = qh;
     }
-    this.qh = qh;
-    this.lastTotal = total;
+  }
+
+  /** 1 / total, from a cache of the totals met, which a model has few of. */
+  private inverse(total: number): number {
+    const at = total & (INVERSES - 1);
+    if (this.inverseOf[at] === total) return this.inverses[at];
+    this.inverseOf[at] = total;
+    return (this.inverses[at] = 1 / total);
   }
 
   /**
