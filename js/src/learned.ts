@@ -59,6 +59,7 @@ export type SideEngine = (mode: number, data: Uint8Array, maxSize: number) => Ui
 
 const TWO32 = 2 ** 32;
 const TWO20 = 2 ** 20;
+const INV32 = 2 ** -32;
 const SMALL = 2 ** 21;
 const BOTTOM_HIGH = 2 ** 24; // range < 2^56: its high half below 2^24
 const SURE = 2 ** -9;
@@ -67,10 +68,10 @@ const MAX_SLOT = 2 ** 41;
 
 /** The 4 bytes from `at` as a big-endian number, zero from `end` (the data's end) on. */
 function be32(data: Uint8Array, at: number, end = data.length): number {
-  if (at + 4 <= end) return data[at] * 16777216 + ((data[at + 1] << 16) | (data[at + 2] << 8) | data[at + 3]);
-  let v = 0;
-  for (let i = at; i < at + 4; i++) v = v * 256 + (i < end ? data[i] : 0);
-  return v;
+  const k = end - at;
+  if (k >= 4) return data[at] * 16777216 + ((data[at + 1] << 16) | (data[at + 2] << 8) | data[at + 3]);
+  if (k <= 0) return 0;
+  return data[at] * 16777216 + (k > 1 ? data[at + 1] << 16 : 0) + (k > 2 ? data[at + 2] << 8 : 0);
 }
 
 const NO_BYTES = new Uint8Array(0);
@@ -183,7 +184,7 @@ export class RangeDecoder {
     const { qh, ql } = this;
     if (a < SMALL) {
       const l = a * ql;
-      const c = Math.floor(l / TWO32);
+      const c = Math.floor(l * INV32);
       this.pl = l - c * TWO32;
       this.ph = a * qh + c;
     } else {
@@ -192,7 +193,7 @@ export class RangeDecoder {
       const hl = ah * ql; // times 2^20: its low 12 bits go to the low half
       const hlHigh = Math.floor(hl / 4096);
       const low = al * ql + (hl - hlHigh * 4096) * TWO20;
-      const c = Math.floor(low / TWO32);
+      const c = Math.floor(low * INV32);
       this.pl = low - c * TWO32;
       this.ph = hlHigh + al * qh + ah * qh * TWO20 + c;
     }
@@ -343,8 +344,8 @@ const POW_LOW = Array.from({ length: 65 }, (_, e) => (e >= 32 ? 0 : 2 ** e));
 
 /** (ah, al) < (bh, bl), the low halves any size below 2^53 (carried into the high ones here). */
 function below(ah: number, al: number, bh: number, bl: number): boolean {
-  const ac = Math.floor(al / TWO32);
-  const bc = Math.floor(bl / TWO32);
+  const ac = Math.floor(al * INV32);
+  const bc = Math.floor(bl * INV32);
   ah += ac;
   al -= ac * TWO32;
   bh += bc;
