@@ -201,8 +201,21 @@ export class RangeDecoder {
 
   /** The next symbol's slot among `total` (at most 2^40). */
   peek(total: number): number {
+    const { xh, xl } = this;
+    // Below 2^21, x * total / range is within 2^-14 of x / r (r is range / total less under
+    // one, and range is at least 2^56): its floor is the slot unless it is near an integer.
+    // It needs no r, so its division runs beside divide's.
+    const e = ((xh * TWO32 + xl) / (this.rh * TWO32 + this.rl)) * total;
     this.divide(total);
-    const { qh, ql, xh, xl } = this;
+    if (total < SMALL) {
+      const s = Math.floor(e);
+      const f = e - s;
+      if (f > SURE && f < 1 - SURE) {
+        if (s >= total) throw new DecodeError("learned-model payload is not one this model writes (a slot past the total)");
+        return s;
+      }
+    }
+    const { qh, ql } = this;
     // x / r from the halves rounded to 53 bits is within 3 * 2^-53 of it relatively, so within
     // 2^-10 while below 2^41: a quotient further than 2^-9 from an integer has the right floor.
     const q = (xh * TWO32 + xl) / (qh * TWO32 + ql);
@@ -230,6 +243,20 @@ export class RangeDecoder {
     if (--this.budget < 0) throw new DecodeError("learned-model payload asks for more symbols than it can hold");
     if (total !== this.lastTotal) this.divide(total);
     this.lastTotal = 0;
+    if (total < SMALL) {
+      // The products of mul's first case, in place.
+      const { qh, ql } = this;
+      let l = freq * ql;
+      let c = Math.floor(l * INV32);
+      const rl = l - c * TWO32;
+      const rh = freq * qh + c;
+      l = start * ql;
+      c = Math.floor(l * INV32);
+      this.pl = l - c * TWO32;
+      this.ph = start * qh + c;
+      this.settle(rh, rl);
+      return;
+    }
     this.mul(freq);
     const rh = this.ph;
     const rl = this.pl;
