@@ -3,13 +3,18 @@ body gets, when dcz may be sent, and how the two dictionary resources are named.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import subprocess
+import zlib
 from typing import Any
 
 import http_sf
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import zeroc
 from zeroc.http._content import ContentCodings
@@ -24,6 +29,25 @@ BROWSER = "gzip, deflate, br, zstd, dcz"
 @pytest.fixture(scope="module")
 def dictionary() -> zeroc.Dictionary:
     return zeroc.train(generate("order", 600, seed=6), candidates=[("zstd", 19)])
+
+
+def test_gzip_bodies_of_any_size_decode_and_are_no_larger_than_at_zlibs_defaults() -> None:
+    # The window and hash table are sized to the body (wbits 9-15): each size around a boundary
+    # decodes with the gzip module and the gzip CLI, no larger than zlib's 32 KiB window gives.
+    text = json.dumps(ORDERS).encode()
+    for size in (0, 1, 322, 511, 512, 513, 1024, 4097, 17_896, 32_767, 32_768, 32_769, 100_000):
+        body = text[:size]
+        out = ContentCodings().encode("gzip", body)
+        assert gzip.decompress(out) == body
+        assert subprocess.run(["gzip", "-dc"], input=out, capture_output=True, check=True).stdout == body
+        default = zlib.compressobj(6, zlib.DEFLATED, 31)
+        assert len(out) <= len(default.compress(body) + default.flush()), size
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=40_000) | st.text(max_size=20_000).map(str.encode))
+def test_gzip_bodies_round_trip(body: bytes) -> None:
+    assert gzip.decompress(ContentCodings().encode("gzip", body)) == body
 
 
 def coded(

@@ -73,7 +73,13 @@ class ContentCodings:
         if coding == "zstd":
             return self._zstd(False).compress(body)
         if coding == "gzip":
-            c = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+            # A window just large enough and a hash table to match (2^(memLevel + 7) entries):
+            # zlib allocates and zeroes both in every compressobj, 64 KiB of hash at its defaults,
+            # which for the demo's 322-byte Order cost more than compressing it. zlib reaches back
+            # at most the window less 262 bytes, so every match in the body stays in reach, and
+            # the output is as small as at the defaults (tests/test_http_choices.py).
+            wbits = min(15, max(9, (len(body) + 261).bit_length()))
+            c = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + wbits, wbits - 7)
             return c.compress(body) + c.flush()
         if coding == "br":
             # A window no larger than the body: brotli's default (4 MiB) is allocated and
