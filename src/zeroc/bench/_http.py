@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -31,7 +32,7 @@ PATHS = {"order": "/orders/1", "list": "/orders"}
 ACCEPTS = {"browser": "gzip, deflate, br, zstd", "gzip": "gzip"}
 WARMUP = 300
 QUICK, FULL = 1_500, 6_000
-ROUNDS = 5
+ROUNDS = 30  # short rounds, the servers in a new order each: a slow spell falls on all alike
 
 
 def app(kind: str, dictionary_path: str) -> Any:
@@ -100,21 +101,19 @@ def _start(kind: str, dictionary_path: str) -> tuple[subprocess.Popen[bytes], in
     raise RuntimeError(f"{kind} server did not start")
 
 
-def _requests(port: int, path: str, accept_encoding: str, count: int) -> tuple[int, str]:
-    """Send ``count`` keep-alive requests; the last body's size and coding."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def _requests(
+    conn: http.client.HTTPConnection, path: str, accept_encoding: str, count: int
+) -> tuple[int, str]:
+    """Send ``count`` requests on a keep-alive connection; the last body's size and coding."""
     headers = {"Accept": "application/json", "Accept-Encoding": accept_encoding}
     size, coding = 0, "identity"
-    try:
-        for _ in range(count):
-            conn.request("GET", path, headers=headers)
-            r = conn.getresponse()
-            body = r.read()
-            if r.status != 200:
-                raise RuntimeError(f"{path}: status {r.status}")
-            size, coding = len(body), r.getheader("content-encoding") or "identity"
-    finally:
-        conn.close()
+    for _ in range(count):
+        conn.request("GET", path, headers=headers)
+        r = conn.getresponse()
+        body = r.read()
+        if r.status != 200:
+            raise RuntimeError(f"{path}: status {r.status}")
+        size, coding = len(body), r.getheader("content-encoding") or "identity"
     return size, coding
 
 
@@ -123,8 +122,9 @@ def run(
 ) -> dict[str, Any]:
     """CPU per request of every configuration on every response and Accept-Encoding
     (``requests`` per case: by default QUICK or FULL). All servers run at once and are measured
-    in interleaved rounds, so that a slow spell of the machine falls on all of them; each
-    figure is the median of its rounds."""
+    in ROUNDS short rounds, each taking the servers in a new order, so that a slow spell of the
+    machine falls on all of them; each figure is its CPU over all rounds per request (a round's
+    own is a few clock ticks, kept in ``cpu_us_rounds``)."""
     from zeroc.http.demo import train_demo_dictionary
 
     say = progress or (lambda msg: None)
@@ -143,16 +143,27 @@ def run(
                 for accept, header in ACCEPTS.items():
                     cpu: dict[str, list[float]] = {kind: [] for kind in servers}
                     last: dict[str, tuple[int, str]] = {}
-                    for _proc, port in servers.values():
-                        _requests(port, path, header, min(WARMUP, count))
-                    for _ in range(ROUNDS):
-                        for kind, (proc, port) in servers.items():
-                            before = _cpu_seconds(proc.pid)
-                            last[kind] = _requests(port, path, header, per_round)
-                            cpu[kind].append((_cpu_seconds(proc.pid) - before) / per_round * 1e6)
+                    conns = {
+                        k: http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                        for k, (_, port) in servers.items()
+                    }
+                    try:
+                        for kind in servers:
+                            _requests(conns[kind], path, header, min(WARMUP, count))
+                        order = list(servers)
+                        for r in range(ROUNDS):
+                            random.Random(r).shuffle(order)
+                            for kind in order:
+                                proc = servers[kind][0]
+                                before = _cpu_seconds(proc.pid)
+                                last[kind] = _requests(conns[kind], path, header, per_round)
+                                cpu[kind].append((_cpu_seconds(proc.pid) - before) / per_round * 1e6)
+                    finally:
+                        for conn in conns.values():
+                            conn.close()
                     for kind in servers:
                         size, coding = last[kind]
-                        us = statistics.median(cpu[kind])
+                        us = statistics.fmean(cpu[kind])
                         results["rows"].append(
                             {
                                 "server": kind,
@@ -214,8 +225,9 @@ def markdown(result: dict[str, Any], command: str) -> str:
         "# HTTP middleware overhead",
         "",
         f"Measured with `{command}` ({result['requests']:,} keep-alive requests per case after "
-        f"{WARMUP} to warm up, in {result['rounds']} rounds interleaved across the servers, which "
-        "all run at once; each figure is the median of its rounds). Server CPU per request (user "
+        f"{WARMUP} to warm up, in {result['rounds']} short rounds, each taking the servers, which "
+        "all run at once, in a new order; each figure is the server's CPU over all rounds). Server "
+        "CPU per request (user "
         "+ system time of the server process from /proc), so the client does not count. FastAPI on uvicorn "
         "(bare, Starlette's GZipMiddleware at its default level 9, ZerocMiddleware) and Flask on "
         "waitress (bare, ZerocWSGIMiddleware), each serving the demo's app; `Accept: "
