@@ -380,9 +380,9 @@ function below(ah: number, al: number, bh: number, bl: number): boolean {
   return ah < bh || (ah === bh && al < bl);
 }
 
-/** A payload's head (spec §1.1): the side stream's [size, mode], [0, 0] without one. */
 const NO_SIDE: readonly [number, number] = [0, 0];
 
+/** A payload's head (spec §1.1): the side stream's [size, mode], [0, 0] without one. */
 function readHead(d: Coder, length: number): readonly [number, number] {
   if (d.peek(FLAG_TOTAL) >= 1) {
     d.take(1, FLAG_TOTAL - 1, FLAG_TOTAL);
