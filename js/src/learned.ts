@@ -202,19 +202,19 @@ export class RangeDecoder {
   /** The next symbol's slot among `total` (at most 2^40). */
   peek(total: number): number {
     const { xh, xl } = this;
-    // Below 2^21, x * total / range is within 2^-14 of x / r (r is range / total less under
-    // one, and range is at least 2^56): its floor is the slot unless it is near an integer.
-    // It needs no r, so its division runs beside divide's.
-    const e = ((xh * TWO32 + xl) / (this.rh * TWO32 + this.rl)) * total;
-    this.divide(total);
     if (total < SMALL) {
+      // Below 2^21, x * total / range is within 2^-14 of x / r (r is range / total less under
+      // one, and range is at least 2^56): its floor is the slot unless it is near an integer.
+      // It needs no r, so its division runs beside divide's.
+      const e = ((xh * TWO32 + xl) / (this.rh * TWO32 + this.rl)) * total;
+      this.divide(total);
       const s = Math.floor(e);
       const f = e - s;
       if (f > SURE && f < 1 - SURE) {
         if (s >= total) throw new DecodeError("learned-model payload is not one this model writes (a slot past the total)");
         return s;
       }
-    }
+    } else this.divide(total);
     const { qh, ql } = this;
     // x / r from the halves rounded to 53 bits is within 3 * 2^-53 of it relatively, so within
     // 2^-10 while below 2^41: a quotient further than 2^-9 from an integer has the right floor.
@@ -1546,23 +1546,20 @@ export class Model {
    * with `checksum`, the CRC-32 of Python's text of the value must be it.
    */
   decode(payload: Uint8Array, engine: SideEngine | null, maxSize: number, checksum: number | null = null): unknown {
-    const made = PyFloat.made;
-    const value = this.decodeTyped(payload, engine, maxSize, checksum);
-    // A value with no PyFloat in it is handed over as it is: none made, and no table holds one.
-    return this.floats || PyFloat.made !== made ? unwrapFloats(value) : value;
+    return this.decodeAt(payload, 0, engine, maxSize, checksum);
   }
 
-  /** `decode` of the payload that is `data` from `start` on (a frame's, past its tag), unchecked. */
-  decodeAt(data: Uint8Array, start: number, engine: SideEngine | null, maxSize: number): unknown {
+  /** `decode` of the payload that is `data` from `start` on (a frame's, past its tag). */
+  decodeAt(data: Uint8Array, start: number, engine: SideEngine | null, maxSize: number, checksum: number | null = null): unknown {
     const made = PyFloat.made;
-    const value = this.walk(data, engine, maxSize, start);
+    const value = this.decodeTyped(data, engine, maxSize, checksum, start);
     // A value with no PyFloat in it is handed over as it is: none made, and no table holds one.
     return this.floats || PyFloat.made !== made ? unwrapFloats(value) : value;
   }
 
   /** `decode`'s value before its integral floats become numbers (PyFloat objects). */
-  decodeTyped(payload: Uint8Array, engine: SideEngine | null, maxSize: number, checksum: number | null = null): unknown {
-    const value = this.walk(payload, engine, maxSize);
+  decodeTyped(payload: Uint8Array, engine: SideEngine | null, maxSize: number, checksum: number | null = null, start = 0): unknown {
+    const value = this.walk(payload, engine, maxSize, start);
     if (checksum !== null && crc32(pythonText(value)) !== checksum) {
       throw new ChecksumMismatch("frame checksum does not match its decoded content");
     }

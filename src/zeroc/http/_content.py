@@ -76,8 +76,10 @@ class ContentCodings:
             # A window just large enough and a hash table to match (2^(memLevel + 7) entries):
             # zlib allocates and zeroes both in every compressobj, 64 KiB of hash at its defaults,
             # which for the demo's 322-byte Order cost more than compressing it. zlib reaches back
-            # at most the window less 262 bytes, so every match in the body stays in reach, and
-            # the output is as small as at the defaults (tests/test_http_choices.py).
+            # at most the window less 262 bytes, so every match in the body stays in reach. The
+            # output is as small as at the defaults on the demo's orders (tests/test_http_choices.py)
+            # and on 2,179 of 2,180 prefixes of the real corpora (1 B to 100 KB); the other, 4 KB of
+            # canada, came out 2 bytes larger (a smaller hash table, another match).
             wbits = min(15, max(9, (len(body) + 261).bit_length()))
             c = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + wbits, wbits - 7)
             return c.compress(body) + c.flush()
