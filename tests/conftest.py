@@ -56,6 +56,65 @@ def damaged(rng: random.Random, data: bytes, *, changes: int = 4, cut: float = 0
     return bytes(b)
 
 
+def block_head(block: bytes) -> tuple[bytes, bytes]:
+    """A column block's JSON head text and text pool (spec/TABULAR_FORMAT.md §1)."""
+    from zeroc.tabular import _columns
+
+    text = _columns.unzstd(block[4 + int.from_bytes(block[:4], "little") :], 1 << 24)
+    m = int.from_bytes(text[:4], "little")
+    return text[4 : 4 + m], text[4 + m :]
+
+
+def with_head(block: bytes, head: Any) -> bytes:
+    """``block`` with its head replaced by ``head`` (any JSON value), payloads and pool kept."""
+    p = 4 + int.from_bytes(block[:4], "little")
+    text = json.dumps(head, separators=(",", ":")).encode()
+    pool = block_head(block)[1]
+    return block[:p] + zstandard.ZstdCompressor(level=3).compress(
+        len(text).to_bytes(4, "little") + text + pool
+    )
+
+
+def mutated_head(rng: random.Random, head: Any) -> Any:
+    """A compact block head with one node changed the way a forger would: replaced by another
+    JSON value or by another node of the head, a member renamed to another short name or
+    dropped, or a column nested past any writer's depth."""
+    import copy
+
+    head = copy.deepcopy(head)
+    nodes: list[tuple[Any, Any]] = []  # (container, key or index)
+    stack = [head]
+    while stack:
+        n = stack.pop()
+        items = n.items() if isinstance(n, dict) else enumerate(n) if isinstance(n, list) else ()
+        for k, v in items:
+            nodes.append((n, k))
+            stack.append(v)
+    if not nodes:
+        return rng.choice([None, [], 0, "r"])
+    parent, key = rng.choice(nodes)
+    choice = rng.randrange(5)
+    if choice == 0:
+        parent[key] = rng.choice(
+            [None, True, 0, -1, 1.5, 2**70, "x", "", [], {}, [[]], {"e": "zz"}, {"c": 1, "e": "se"}]
+        )
+    elif choice == 1:
+        other, k2 = rng.choice(nodes)
+        parent[key] = copy.deepcopy(other[k2])
+    elif choice == 2 and isinstance(parent, dict):
+        parent[rng.choice("rtmnbifsoaxehdplyvcwukzqg") + rng.choice(["", "", "x", "v", "s"])] = parent.pop(
+            key
+        )
+    elif choice == 3 and isinstance(parent, dict):
+        del parent[key]
+    else:
+        deep: Any = {"i": [1]}
+        for _ in range(rng.choice([10, 70, 400])):
+            deep = {"a": {"l": {"c": 1}, "i": deep}}
+        parent[key] = deep
+    return head
+
+
 def find_node(doc: Any, kind: str) -> dict[str, Any]:
     """The first node of ``kind`` in a learned model's document (to change it in a test)."""
     stack = [doc]

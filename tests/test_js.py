@@ -595,6 +595,46 @@ def test_corrupted_frames_payloads_tables_and_dictionaries_raise_typed_errors(
     assert report["rejected"] > 0.5 * report["corrupted"]
 
 
+def test_forged_compact_heads_raise_typed_errors_in_node_as_in_python(tmp_path: Path) -> None:
+    """Tables whose blocks' compact heads (spec/TABULAR_FORMAT.md §1.3) a forger changed (a node
+    replaced, spliced, renamed, dropped, nested past any writer's depth): node opens and reads
+    each or raises a Zeroc error, as Python does, and refuses at least as many as a third."""
+    import io
+
+    from tests.conftest import block_head, mutated_head, with_head
+    from zeroc.tabular import ContainerReader
+    from zeroc.tabular._table import encode_block
+
+    rng = random.Random(23)
+    events = json.loads((DATA / "json" / "github_events.json").read_text())
+    seeds = [
+        events[:5],
+        [{"a": i, "b": f"x{i % 3}", "c": [i * 0.5, None], "t": "2020-01-01T00:00:00Z"} for i in range(30)],
+    ]
+    files, refused = [], 0
+    for _ in range(400):
+        rows = rng.choice(seeds)
+        block = encode_block(rows, portable=True)
+        block = with_head(block, mutated_head(rng, json.loads(block_head(block)[0])))
+        footer = json.dumps(
+            {
+                "format": 1,
+                "path": [],
+                "rows": len(rows),
+                "chunks": [[8, len(block), len(rows)]],
+                "skeleton": None,
+            }
+        ).encode()
+        data = b"ZRCT\x01\x00\x00\x00" + block + footer + len(footer).to_bytes(4, "little") + b"ZRCT"
+        try:
+            ContainerReader(io.BytesIO(data)).document()
+        except zeroc.ZerocError:
+            refused += 1
+        files.append(data.hex())
+    report = node({"hostile_tables": files}, tmp_path)
+    assert refused > len(files) / 3 and report["hostile"] > len(files) / 3
+
+
 @pytest.fixture(scope="module")
 def learned_dictionaries() -> dict[str, zeroc.Dictionary]:
     """Learned models (range coder, formats 6-7) of real traffic and of the Order workload."""

@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import corpus, damaged
+from tests.conftest import block_head, corpus, damaged, mutated_head, with_head
 from tests.strategies import json_values, keyed
 from tests.test_json import same
 from zeroc import DecodeError, LimitExceeded, ZerocError
 from zeroc.tabular import _columns as C
-from zeroc.tabular._table import decode_block, encode_block
+from zeroc.tabular import _head as H
+from zeroc.tabular._table import decode_block, decode_columns, encode_block
 
 CORPORA = ["apache_builds.json", "github_events.json", "twitter.json", "canada.json"]
 
@@ -52,9 +53,80 @@ def test_objects_keyed_by_data_round_trip(rows: list[dict[str, object]], nesting
 
 
 def head_of(block: bytes) -> dict[str, object]:
-    """A block's JSON head (spec §1: after the payloads, in the zstd frame, before the pool)."""
-    text = C.unzstd(block[4 + int.from_bytes(block[:4], "little") :], 1 << 24)
-    return json.loads(text[4 : 4 + int.from_bytes(text[:4], "little")])  # type: ignore[no-any-return]
+    """A block's head, spelt out (spec §1.1; written compact, §1.3)."""
+    return H.read(block_head(block)[0])
+
+
+def spec_names(table_head: str) -> dict[str, str]:
+    """The name each short name of spec/TABULAR_FORMAT.md §1.3 stands for, from its tables:
+    the pairs of backquoted cells, after the table whose header starts ``table_head``."""
+
+    spec = (Path(__file__).parents[1] / "spec" / "TABULAR_FORMAT.md").read_text()
+    section = spec[spec.index("### 1.3") : spec.index("## 2.")]
+    table = section[section.index(table_head) :].split("\n\n")[0]
+    pairs: dict[str, str] = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for short, name in zip(cells[0::3], cells[1::3], strict=False):
+            if short.startswith("`") and name.startswith("`"):
+                pairs[short.strip("`")] = name.strip("`").split()[0].strip("`")
+    return pairs
+
+
+def test_the_compact_names_are_the_specs() -> None:
+    """Every short name the reader knows is the one spec §1.3 lists, standing for the same name."""
+    both = spec_names("| `e` | enc |")
+    assert {v: k for k, v in H.ENCS.items()} | {v: k for k, v in H.MEMBERS.items()} == both
+    assert len(both) == len(H.ENCS) + len(H.MEMBERS)  # no short name stands for two
+
+
+@pytest.mark.parametrize("name", [*CORPORA, "instruments.json"])
+def test_compact_heads_stand_for_the_spelt_out_heads(name: str) -> None:
+    """The writer's compact head spells out to a head the decoders read, and compacts back to
+    itself: one form, two spellings. The compact form is smaller, compressed too."""
+    import zstandard
+
+    block = encode_block(corpus(name))
+    text, _pool = block_head(block)
+    assert text.startswith(b'{"r":')
+    spelt = H.read(text)
+    assert H.compact(spelt) == json.loads(text) and H.read(json.dumps(spelt).encode()) == spelt
+    z = zstandard.ZstdCompressor(level=19).compress
+    assert len(z(text)) < len(z(json.dumps(spelt, separators=(",", ":")).encode()))
+    assert same(decode_block(with_head(block, spelt)), corpus(name))  # the spelt-out form still reads
+
+
+@settings(max_examples=200)
+@given(json_values)
+def test_compact_heads_of_any_value_stand_for_their_spelt_out_heads(value: object) -> None:
+    text = block_head(encode_block(value))[0]
+    assert H.compact(H.read(text)) == json.loads(text)
+
+
+def test_hostile_compact_heads_raise_only_zeroc_errors() -> None:
+    """Compact heads with a node replaced, spliced, renamed, dropped or nested 400 deep: each
+    block decodes (to some value) or raises a Zeroc error, whole and as columns."""
+    rng = random.Random(11)
+    mapped = json.loads((Path(__file__).parents[1] / "spec" / "vectors" / "containers-maps.json").read_text())
+    seeds = [
+        encode_block(corpus("github_events.json")[:6]),
+        encode_block([{"a": i, "b": f"x{i % 3}", "c": [i * 0.5, None]} for i in range(40)]),
+        encode_block(mapped["document"]["rows"][:30]),  # a sparse table and a map
+    ]
+    heads = [json.loads(block_head(b)[0]) for b in seeds]
+    refused = 0
+    for _ in range(1500):
+        i = rng.randrange(len(seeds))
+        bad = with_head(seeds[i], mutated_head(rng, heads[i]))
+        for decode in (decode_block, decode_columns):
+            try:
+                decode(bad)
+            except ZerocError:
+                refused += 1
+    assert refused > 1500
+    deep = b'{"a":{"l":{"c":1},"i":' * 5000 + b'{"i":[1]}' + b"}}" * 5000  # past json's own recursion
+    with pytest.raises(DecodeError):
+        H.read(b'{"r":' + deep + b"}")
 
 
 def test_maps_and_sparse_tables_are_chosen_and_bounded() -> None:

@@ -11,6 +11,8 @@
 //   in a canonical form for the test to compare.
 // - "tables": [{"file_hex", "ranges": [[start, stop], ...]}] (.zct files): the document, the
 //   rows of each range and its columns, reported in the canonical form.
+// - "hostile_tables": [hex] (.zct files a forger made): each must open and read whole and as
+//   columns, or throw one of the package's errors; those that throw are counted ("hostile").
 // With "fuzz", frames (and their payloads, through the serialization's reader), tables and the
 // dictionary files are corrupted too, and must decode or throw one of the package's errors.
 
@@ -156,6 +158,18 @@ for (const [i, t] of (spec.tables ?? []).entries()) {
   });
 }
 
+let hostile = 0;
+for (const [i, h] of (spec.hostile_tables ?? []).entries()) {
+  try {
+    const table = zeroc.Table.open(fromHex(h), { maxValues: 1 << 20 });
+    table.document();
+    table.columns(0, undefined, { timestamps: true });
+  } catch (e) {
+    if (e instanceof zeroc.ZerocError) hostile++;
+    else failures.push({ hostile: i, problem: `${e.name}: ${e.message}`, data_hex: h.slice(0, 400) });
+  }
+}
+
 for (const [i, c] of (spec.cases ?? []).entries()) {
   const dictionary = c.dictionary ? dictionaries.get(c.dictionary) : null;
   const data = fromHex(c.data_hex);
@@ -179,4 +193,4 @@ for (const [i, c] of (spec.cases ?? []).entries()) {
     }
   }
 }
-console.log(JSON.stringify({ decoded, corrupted, rejected, values, sessions, streams, tables, failures: failures.slice(0, 20), failed: failures.length }));
+console.log(JSON.stringify({ decoded, corrupted, rejected, hostile, values, sessions, streams, tables, failures: failures.slice(0, 20), failed: failures.length }));

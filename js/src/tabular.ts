@@ -5,6 +5,7 @@
 
 import { crc32 } from "./crc32.js";
 import { ChecksumMismatch, DecodeError, LimitExceeded, UnsupportedFrame } from "./errors.js";
+import { readHead } from "./head.js";
 import { parseJSON, parseJSONText } from "./json.js";
 import { safeInt, setKey, urlQuote } from "./values.js";
 import { zstdDecompress } from "./zstd.js";
@@ -658,7 +659,7 @@ function openBlock(data: Uint8Array, limit: number, maxBuilt: number): Opened {
   if (text.length < 4) throw new DecodeError("block head runs past its frame");
   const m = (text[0] | (text[1] << 8) | (text[2] << 16) | (text[3] << 24)) >>> 0;
   if (text.length < 4 + m) throw new DecodeError("block head runs past its frame");
-  const head = obj(parseJSON(text.subarray(4, 4 + m)), "a block head");
+  const head = readHead(parseJSON(text.subarray(4, 4 + m)));
   return { head, r: new Reader(data.subarray(0, 4 + p), text.subarray(4 + m), limit, maxBuilt) };
 }
 

@@ -150,6 +150,17 @@ for (const v of mapped.valid) {
   });
 }
 
+const compacted = vectors("containers-compact.json");
+for (const v of compacted.valid) {
+  test(`valid compact-head container ${v.file}: every portable column kind, whole, by range, as columns`, () => {
+    const table = zeroc.Table.open(bytes(v.file));
+    const rows = compacted.document.rows;
+    assert.deepEqual(table.document(), compacted.document);
+    assert.deepEqual(table.rows(100, 140), rows.slice(100, 140));
+    assert.deepEqual(Array.from(table.columns(0, 10).price), rows.slice(0, 10).map((r) => r.price));
+  });
+}
+
 for (const v of containers.invalid) {
   test(`invalid container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
 }

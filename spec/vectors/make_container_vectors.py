@@ -2,7 +2,8 @@
 version 1 and as version 2 (checksummed), and a version-2 file with one flipped bit
 (containers.json); a portable file of a time series, every kind of column but pcodec's
 (containers-portable.json); timestamps as text (containers-stamps.json); maps and sparse
-tables (containers-maps.json). Released vectors are never edited.
+tables (containers-maps.json); compact heads over every kind of column a portable block has
+(containers-compact.json). Released vectors are never edited.
 
 python spec/vectors/make_container_vectors.py        # writes the sets not yet written
 """
@@ -140,6 +141,54 @@ def maps() -> None:
         assert b'"keys":' in text and b'"sparse":true' in text  # a map and a sparse table
 
 
+def varied(n: int) -> dict[str, object]:
+    """``n`` records with a column of every kind and portable encoding, so that their compact
+    heads (spec/TABULAR_FORMAT.md §1.3) use every short name: a sparse table, a map, arrays,
+    derived URLs, dictionary and free text, timestamps of both kinds, decimals and binary floats,
+    bits, integers in series, narrow and wide, integers past 64 bits, nulls among strings."""
+    rng = random.Random(17)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "fox trot"]
+    t, rows = 1_700_000_000, []
+    for i in range(n):
+        t += rng.choice([1, 2, 60])
+        login = f"{rng.choice(words)}{rng.randrange(50)}"
+        row: dict[str, object] = {
+            "id": i,
+            "kind": rng.choice(["push", "fork", "watch"]),
+            "at": datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "sent": datetime.fromtimestamp(t, UTC).strftime("%a, %d %b %Y %H:%M:%S GMT"),
+            "price": round(rng.uniform(0, 500), 2),
+            "ratio": rng.random(),
+            "up": rng.random() < 0.5,
+            "count": rng.randrange(-300, 300),
+            "wide": rng.getrandbits(40),
+            "big": 2**70 + i if i % 7 == 0 else i,
+            "user": f"user{i}",
+            "login": login,
+            "url": f"https://example.com/users/{login}/repos",
+            "note": None if i % 5 == 0 else " ".join(rng.choices(words, k=rng.randint(1, 6))),
+            "tags": rng.sample(words, rng.randint(0, 3)),
+            "members": {
+                f"m{rng.randrange(500)}": {"shape": rng.choice(["String", "Integer"])} for _ in range(2)
+            },
+            "same": "constant",
+        }
+        if i % 3 == 0:
+            row["extra"] = {"depth": [{"x": i}, {"y": [i, None]}]}
+        rows.append(row)
+    return {"source": "golden vector", "rows": rows}
+
+
+def compacted() -> None:
+    spec = "spec/TABULAR_FORMAT.md section 1.3 (compact heads)"
+    data = portable_set("containers-compact.json", "container-2-compact.zct", spec, varied(300), 300)
+    if data is not None:
+        text = zstandard_text(data)
+        assert b'{"r":' in text and b'"root"' not in text
+        for name in ("di", "dt", "st", "de", "fz", "bi", "se", "zn", "zd", "pi", "js"):
+            assert f'"e":"{name}"'.encode() in text, name  # every encoding of a portable block
+
+
 def zstandard_text(data: bytes) -> bytes:
     """The container's bytes with every zstd frame in it decompressed (to look for an encoding)."""
     import zstandard
@@ -158,6 +207,7 @@ def main() -> None:
     portable()
     stamps()
     maps()
+    compacted()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

@@ -282,7 +282,7 @@ def encode_strings(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes
     if stamp is not None:
         return stamp
     distinct = dict.fromkeys(values)
-    if len(distinct) <= max(16, len(values) // 4):
+    if len(distinct) <= max(16, len(values) // 4) and 2 * len(distinct) <= len(values):
         index = {v: i for i, v in enumerate(distinct)}
         codes_head, codes = encode_ints(
             np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))

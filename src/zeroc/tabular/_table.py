@@ -8,8 +8,9 @@ their lengths plus one child column of all their items — so GeoJSON coordinate
 float column and a few length columns. Integers beyond 64 bits and anything deeper than
 ``MAX_DEPTH`` go through JSON text. Decoding rebuilds the identical values, key order included.
 
-Block layout (spec/TABULAR_FORMAT.md): uint32 LE length of the zstd-compressed JSON head, the
-head, then the payloads the head lists, in head order.
+Block layout (spec/TABULAR_FORMAT.md §1): uint32 LE size of the payloads, the payloads the head
+lists (in head order), then one zstd frame of the JSON head (in its compact form, ``_head``) and
+the text pool.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import zstandard as zstd
 
 from zeroc._errors import DecodeError, LimitExceeded
 from zeroc.tabular import _columns as C
+from zeroc.tabular import _head as H
 
 MISSING, NULL, BOOL, INT, FLOAT, STR, OBJ, ARR, OTHER = range(9)
 MAX_DEPTH = 48
@@ -470,8 +472,8 @@ def encode_block(value: Any, *, portable: bool = False) -> bytes:
     pcodec encodings, for readers that lack it (spec/TABULAR_FORMAT.md §1.2).
 
     Layout: uint32 LE size of the binary column payloads, the payloads, then one zstd frame
-    holding uint32 LE head size, the JSON head and the text pool — one frame, so key names in
-    the head and text in the pool share a context.
+    holding uint32 LE head size, the JSON head (compact, §1.3) and the text pool — one frame, so
+    key names in the head and text in the pool share a context.
     """
     w = _Writer()
     token = C.PORTABLE.set(portable)
@@ -479,7 +481,7 @@ def encode_block(value: Any, *, portable: bool = False) -> bytes:
         root = encode_column([value], w)
     finally:
         C.PORTABLE.reset(token)
-    head = json.dumps({"root": root}, separators=(",", ":")).encode()
+    head = json.dumps(H.compact({"root": root}), separators=(",", ":")).encode()
     parts = b"".join(w.parts)
     text = zstd.ZstdCompressor(level=19).compress(
         len(head).to_bytes(4, "little") + head + b"".join(w.pool.parts)
@@ -500,7 +502,7 @@ def decode_block(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUI
         m = int.from_bytes(text[:4], "little")
         if len(text) < 4 + m:
             raise DecodeError("block head runs past its frame")
-        head = json.loads(text[4 : 4 + m])
+        head = H.read(text[4 : 4 + m])
         r = _Reader(data[: 4 + p], 4, limit, text[4 + m :], max_values)
         out = decode_column(head["root"], r, 1)
     except (DecodeError, LimitExceeded):
@@ -521,7 +523,7 @@ def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Re
     try:
         text = C.unzstd(data[4 + p :], limit)
         m = int.from_bytes(text[:4], "little")
-        head = json.loads(text[4 : 4 + m])
+        head = H.read(text[4 : 4 + m])
     except zstd.ZstdError as exc:
         raise DecodeError(f"corrupt block: {exc}") from exc
     except ValueError as exc:
