@@ -96,6 +96,17 @@ def test_compact_heads_stand_for_the_spelt_out_heads(name: str) -> None:
     assert same(decode_block(with_head(block, spelt)), corpus(name))  # the spelt-out form still reads
 
 
+def test_the_deepest_values_a_writer_nests_read_back_through_compact_heads() -> None:
+    """Arrays and objects 100 deep (past 48 levels they are stored as JSON text): the compact
+    head nests no deeper than a reader expands."""
+    value: object = 1
+    for i in range(100):
+        value = [value, None] if i % 2 else {"k": value, "n": i}
+    block = encode_block([value, value])
+    assert decode_block(block) == [value, value]
+    assert decode_block(with_head(block, head_of(block))) == [value, value]
+
+
 @settings(max_examples=200)
 @given(json_values)
 def test_compact_heads_of_any_value_stand_for_their_spelt_out_heads(value: object) -> None:
