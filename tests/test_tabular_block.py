@@ -96,6 +96,22 @@ def test_compact_heads_stand_for_the_spelt_out_heads(name: str) -> None:
     assert same(decode_block(with_head(block, spelt)), corpus(name))  # the spelt-out form still reads
 
 
+def test_text_that_is_not_utf8_is_refused_wherever_it_breaks() -> None:
+    """A NUL-separated text column is decoded whole, then split: a byte sequence that is not
+    UTF-8 is refused whether it ends a piece, straddles a separator or sits inside one."""
+    import zstandard
+
+    block = encode_block(["ab", "cd", "\udc80é"])  # lone surrogates pass through
+    assert decode_block(block) == ["ab", "cd", "\udc80é"]
+    text, pool = block_head(block)
+    p = 4 + int.from_bytes(block[:4], "little")
+    for bad in (b"a\xc3\x00cd\x00ok", b"ab\x00c\xff\x00ok", b"ab\x00cd\x00ok\xe9"):
+        bad = bad.ljust(len(pool), b"x") if bad[-1] != 0xE9 else bad.rjust(len(pool), b"x")
+        forged = block[:p] + zstandard.ZstdCompressor().compress(len(text).to_bytes(4, "little") + text + bad)
+        with pytest.raises(DecodeError):
+            decode_block(forged)
+
+
 def test_the_deepest_values_a_writer_nests_read_back_through_compact_heads() -> None:
     """Arrays and objects 100 deep (past 48 levels they are stored as JSON text): the compact
     head nests no deeper than a reader expands."""

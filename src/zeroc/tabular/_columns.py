@@ -502,12 +502,14 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
         blob = pool.take(head["size"])
         size = len(blob)
         if "lengths" not in head:  # NUL-separated
-            items = blob.split(b"\x00") if n else []
+            # Decoded whole, then split: in UTF-8 a 00 byte is only ever U+0000, so this is each
+            # piece decoded alone (and fails where one of them would), in two calls.
+            items = blob.decode("utf-8", "surrogatepass").split("\x00") if n else []
             if n < 0:
                 n = len(items)
             if len(items) != n:
                 raise DecodeError("string column holds the wrong number of values")
-            return [x.decode("utf-8", "surrogatepass") for x in items]
+            return items
         lengths = decode_ints(head["lengths"], payload, n).tolist()
         if sum(lengths) != size or (lengths and min(lengths) < 0):
             raise DecodeError("string lengths do not match the text")
