@@ -397,14 +397,8 @@ function decodeStrings(head: Head, payload: Uint8Array, n: number, r: Reader): s
     const blob = r.text(head.size);
     if (head.lengths === undefined) {
       if (n === 0) return [];
-      const items: string[] = [];
-      let start = 0;
-      for (let i = 0; i <= blob.length; i++) {
-        if (i === blob.length || blob[i] === 0) {
-          items.push(utf8Pass(blob.subarray(start, i)));
-          start = i + 1;
-        }
-      }
+      // Decoded whole, then split: in UTF-8 a 00 byte is only ever U+0000 (as _columns.py reads it).
+      const items = utf8Pass(blob).split("\u0000");
       if (n >= 0 && items.length !== n) throw new DecodeError("string column holds the wrong number of values");
       return items;
     }
