@@ -370,7 +370,7 @@ def decode_map(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]
     if not all(type(k) is str for k in keys):
         raise DecodeError("a map key is not a string")
     ks, vs = iter(keys), iter(values)
-    out = [dict(zip(islice(ks, ln), islice(vs, ln), strict=False)) for ln in lengths]  # both hold total
+    out = [dict(zip(islice(ks, ln), islice(vs, ln), strict=True)) for ln in lengths]
     if sum(map(len, out)) != total:
         raise DecodeError("a key repeated within one map")
     return out
@@ -457,9 +457,7 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
     if sparse:  # a row takes the next value of each of its shape's columns (counts match exactly)
         its = {k: iter(v) for k, v in values.items()}
         build = [(shape, [its[k] for k in shape]) for shape in shapes]
-        # No strict zip: each column holds exactly its key's rows (checked above), so no next()
-        # runs dry and every row takes one value per key.
-        return [dict(zip(ks, map(next, cs), strict=False)) for ks, cs in map(build.__getitem__, ids)]
+        return [dict(zip(ks, map(next, cs), strict=True)) for ks, cs in map(build.__getitem__, ids)]
     for i, s in enumerate(ids):
         row = {k: values[k][i] for k in shapes[s]}
         if any(v is _MISSING for v in row.values()):
