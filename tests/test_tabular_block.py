@@ -216,6 +216,13 @@ def test_forged_maps_and_sparse_tables_are_refused() -> None:
         run({"kinds": {"obj": {**sparse, "columns": [["a", nums], ["b", nums]]}}}, 2)
     with pytest.raises(DecodeError, match="repeats a key"):
         run({"kinds": {"obj": {**sparse, "shapes": [["a", "a"], ["a"]], "columns": [["a", nums]]}}}, 2)
+    # What the TypeScript reader refuses too: values outside the kind a head names.
+    with pytest.raises(DecodeError, match="not a string"):
+        run({"kinds": {"str": {"enc": "const", "value": 30}}}, 2)
+    with pytest.raises(DecodeError, match="prefix is not a string"):
+        run({"kinds": {"str": {"enc": "prefix-int", "prefix": {"a": 1}, "ints": ints(1, 2)}}}, 2)
+    with pytest.raises(DecodeError, match="not a list of keys"):
+        run({"kinds": {"obj": {**sparse, "shapes": [["a"], ["a", 1]], "columns": [["a", nums], one]}}}, 2)
 
 
 def test_tricky_columns() -> None:

@@ -186,7 +186,7 @@ def compacted() -> None:
         text = zstandard_text(data)
         assert b'{"r":' in text and b'"root"' not in text
         for name in ("di", "dt", "st", "de", "fz", "bi", "se", "zn", "zd", "pi", "js"):
-            assert f'"e":"{name}"'.encode() in text, name  # every encoding of a portable block
+            assert f'"e":"{name}"'.encode() in text, name  # each named encoding, compacted
 
 
 def zstandard_text(data: bytes) -> bytes:

@@ -471,6 +471,8 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
     if enc == "empty":
         return []
     if enc == "const":
+        if type(head["value"]) is not str:
+            raise DecodeError("a constant string column's value is not a string")
         return [head["value"]] * n
     if enc == "stamp":
         fmt, unit = head["format"], head["unit"]
@@ -487,6 +489,8 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
         return [t + "Z" for t in text] if head["z"] else text
     if enc == "prefix-int":
         prefix = head["prefix"]
+        if type(prefix) is not str:
+            raise DecodeError("a prefix is not a string")
         return [f"{prefix}{i}" for i in decode_ints(head["ints"], payload, n).tolist()]
     if enc == "dict":
         table_head = head["table"]

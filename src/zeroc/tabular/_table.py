@@ -399,6 +399,8 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
     columns = head.get("columns")
     if not isinstance(shapes, list) or not isinstance(columns, list) or not shapes:
         raise DecodeError("table head lacks shapes or columns")
+    if not all(isinstance(s, list) and all(type(k) is str for k in s) for s in shapes):
+        raise DecodeError("a table shape is not a list of keys")
     if any(len(set(s)) != len(s) for s in shapes):
         raise DecodeError("a table shape repeats a key")
     ids = None
