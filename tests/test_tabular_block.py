@@ -15,7 +15,7 @@ from tests.test_json import same
 from zeroc import DecodeError, LimitExceeded, ZerocError
 from zeroc.tabular import _columns as C
 from zeroc.tabular import _head as H
-from zeroc.tabular._table import decode_block, decode_columns, encode_block
+from zeroc.tabular._table import decode_block, decode_columns, decode_rows, encode_block
 
 CORPORA = ["apache_builds.json", "github_events.json", "twitter.json", "canada.json"]
 
@@ -50,6 +50,31 @@ def test_objects_keyed_by_data_round_trip(rows: list[dict[str, object]], nesting
     for i in range(nesting):  # a map of maps, a map inside a table
         value = [{"id": i, "members": {f"m{j}": r for j, r in enumerate(rows[k::16])}} for k in range(16)]
     assert same(decode_block(encode_block(value)), value)
+
+
+@settings(max_examples=150)
+@given(st.one_of(rows, st.lists(json_values, max_size=30), keyed), st.data())
+def test_a_range_of_rows_is_what_the_whole_block_holds(table: list[object], data: st.DataObject) -> None:
+    """decode_rows builds rows lo..hi alone (arrays, maps, sparse tables and tagged columns cut
+    to the range): the same values as the whole block's rows[lo:hi]."""
+    lo = data.draw(st.integers(0, len(table)))
+    hi = data.draw(st.integers(lo, len(table)))
+    got = decode_rows(encode_block(table), lo, hi)
+    assert got is not None and got[0] == len(table) and same(got[1], table[lo:hi])
+
+
+@pytest.mark.parametrize("name", [*CORPORA, "instruments.json"])
+def test_ranges_of_the_real_documents_rows(name: str) -> None:
+    doc = corpus(name)
+    lists = [v for v in (doc.values() if isinstance(doc, dict) else [doc]) if isinstance(v, list)]
+    table = lists[0] if lists else [doc]
+    block = encode_block(table)
+    rng = random.Random(name)
+    for _ in range(20):
+        lo = rng.randrange(len(table) + 1)
+        hi = rng.randrange(lo, len(table) + 1)
+        assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
+    assert decode_rows(encode_block({"not": "rows"}), 0, 1) is None
 
 
 def head_of(block: bytes) -> dict[str, object]:

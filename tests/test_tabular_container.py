@@ -146,7 +146,9 @@ def test_hostile_containers_raise_only_zeroc_errors() -> None:
     rng = random.Random(9)
     for _ in range(1500):
         try:
-            ContainerReader(io.BytesIO(damaged(rng, data, changes=3, cut=0.2))).document()
+            reader = ContainerReader(io.BytesIO(damaged(rng, data, changes=3, cut=0.2)))
+            reader.rows(490, 510)  # parts of two chunks: only those rows are built
+            reader.document()
         except ZerocError:
             pass
     with pytest.raises(DecodeError, match="magic"):

@@ -14,7 +14,7 @@ import zstandard as zstd
 
 from zeroc._errors import ChecksumMismatch, DecodeError, UsageError
 from zeroc.tabular._columns import unzstd
-from zeroc.tabular._table import MAX_BUILT, decode_block, encode_block
+from zeroc.tabular._table import MAX_BUILT, decode_block, decode_rows, encode_block
 
 MAGIC = b"ZRCT"
 VERSION = 2  # checksummed (spec/TABULAR_FORMAT.md §2); version 1 is read, and written on request
@@ -134,12 +134,21 @@ class ContainerReader:
     def __len__(self) -> int:
         return int(self.footer["rows"])
 
-    def _chunk(self, i: int) -> list[Any]:
+    def _chunk(self, i: int, lo: int = 0, hi: int | None = None) -> list[Any]:
+        """Chunk i's rows lo..hi (all by default), building only those."""
         offset, length, n, *check = self.footer["chunks"][i]
-        rows = decode_block(self._read(offset, length, *check), max_values=self.max_values)
+        data = self._read(offset, length, *check)
+        part = None
+        if (lo, hi) != (0, None):
+            part = decode_rows(data, lo, n if hi is None else hi, max_values=self.max_values)
+        if part is not None:
+            if part[0] != n:
+                raise DecodeError(f"chunk {i} does not hold its {n} rows")
+            return part[1]
+        rows = decode_block(data, max_values=self.max_values)
         if not isinstance(rows, list) or len(rows) != n:
             raise DecodeError(f"chunk {i} does not hold its {n} rows")
-        return rows
+        return rows[lo:hi]
 
     def _read(self, offset: int, length: int, check: int | None = None) -> bytes:
         """A block's bytes, checked against its CRC-32 where the index holds one."""
@@ -163,8 +172,8 @@ class ContainerReader:
                 continue
             if first >= stop:
                 return
-            rows = self._chunk(i)
-            yield from rows[max(start - first, 0) : stop - first]
+            lo, hi = max(start - first, 0), min(stop - first, n)
+            yield from self._chunk(i, lo, hi) if (lo, hi) != (0, n) else self._chunk(i)
 
     __iter__ = iter_rows
 

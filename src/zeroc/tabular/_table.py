@@ -283,10 +283,17 @@ class _Reader:
         return out
 
 
-def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool = False) -> list[Any]:
+def decode_column(
+    head: dict[str, Any], r: _Reader, n: int, allow_missing: bool = False, want: tuple[int, int] | None = None
+) -> list[Any]:
+    """The column's ``n`` values, or only values ``want`` = (lo, hi) of them: every payload is
+    still read and every number decoded, but objects, arrays and rows outside the range are
+    not built (a row range of a chunk, ``decode_rows``)."""
     if n > r.limit:
         raise LimitExceeded(f"a column of {n} values exceeds the limit of {r.limit}")
     r.spend(n)
+    lo, hi = want if want is not None else (0, n)
+    whole = (lo, hi) == (0, n)
     tags = None
     if "tags" in head:
         tags = C.decode_ints(head["tags"], r.take(head["tags"]), n).tolist()
@@ -309,36 +316,45 @@ def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool 
             continue
         h = kinds[name]
         m = n if tags is None else tags.count(kind)
+        if whole:  # this kind's values a..b: all of them, or those of rows lo..hi
+            a, b = 0, m
+        else:
+            a, b = (lo, hi) if tags is None else (tags[:lo].count(kind), tags[:hi].count(kind))
+        part: Any
         if kind == MISSING:
             if not allow_missing:
                 raise DecodeError("a missing value outside a table with several shapes")
-            parts[kind] = [_MISSING] * m
+            part = [_MISSING] * (b - a)
         elif kind == NULL:
-            parts[kind] = [None] * m
+            part = [None] * (b - a)
         elif kind == BOOL:
-            parts[kind] = C.decode_bools(h, r.take(h), m).tolist()
+            part = C.decode_bools(h, r.take(h), m)[a:b].tolist()
         elif kind == INT:
-            parts[kind] = C.decode_ints(h, r.take(h), m).tolist()
+            part = C.decode_ints(h, r.take(h), m)[a:b].tolist()
         elif kind == FLOAT:
-            parts[kind] = C.decode_floats(h, r.take(h), m).tolist()
+            part = C.decode_floats(h, r.take(h), m)[a:b].tolist()
         elif kind == STR:
-            parts[kind] = C.decode_strings(h, r.take(h), m, r.pool)
+            part = C.decode_strings(h, r.take(h), m, r.pool)
+            part = part if whole or len(part) != m else part[a:b]
         elif kind == OBJ:
-            parts[kind] = decode_map(h, r, m) if "keys" in h else decode_table(h, r, m)
+            part = decode_map(h, r, m, (a, b)) if "keys" in h else decode_table(h, r, m, (a, b))
         elif kind == ARR:
             lengths = _lengths(h, r, m, "array")
-            items = decode_column(h["items"], r, sum(lengths))
-            if sum(lengths) != len(items):
+            total = sum(lengths)
+            first, last = (0, total) if whole else (sum(lengths[:a]), sum(lengths[:b]))
+            items = decode_column(h["items"], r, total, want=(first, last))
+            if last - first != len(items):
                 raise DecodeError("array lengths do not match their items")
-            out, pos = [], 0
-            for ln in lengths:
-                out.append(items[pos : pos + ln])
+            part, pos = [], 0
+            for ln in lengths if whole else lengths[a:b]:
+                part.append(items[pos : pos + ln])
                 pos += ln
-            parts[kind] = out
         else:
-            parts[kind] = C.decode_json(h, r.take(h), m, r.pool)
-        if len(parts[kind]) != m:
+            part = C.decode_json(h, r.take(h), m, r.pool)
+            part = part if whole or len(part) != m else part[a:b]
+        if len(part) != b - a:
             raise DecodeError("column part has the wrong number of values")
+        parts[kind] = part
     if tags is None:
         if n == 0 and not parts:
             return []
@@ -347,7 +363,7 @@ def decode_column(head: dict[str, Any], r: _Reader, n: int, allow_missing: bool 
         return next(iter(parts.values()))
     iters = {k: iter(v) for k, v in parts.items()}
     try:
-        return [next(iters[t]) for t in tags]
+        return [next(iters[t]) for t in (tags if whole else tags[lo:hi])]
     except (KeyError, StopIteration):
         raise DecodeError("column tags do not match its parts") from None
 
@@ -360,18 +376,22 @@ def _lengths(head: dict[str, Any], r: _Reader, n: int, what: str) -> list[int]:
     return lengths
 
 
-def decode_map(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
+def decode_map(
+    head: dict[str, Any], r: _Reader, n: int, want: tuple[int, int] | None = None
+) -> list[dict[str, Any]]:
+    lo, hi = want if want is not None else (0, n)
     lengths = _lengths(head, r, n, "map")
     total = sum(lengths)
-    keys = decode_column(head["keys"], r, total)
-    values = decode_column(head["values"], r, total)
-    if len(keys) != total or len(values) != total:
+    first, last = (0, total) if (lo, hi) == (0, n) else (sum(lengths[:lo]), sum(lengths[:hi]))
+    keys = decode_column(head["keys"], r, total, want=(first, last))
+    values = decode_column(head["values"], r, total, want=(first, last))
+    if len(keys) != last - first or len(values) != last - first:
         raise DecodeError("map lengths do not match their entries")
     if not all(type(k) is str for k in keys):
         raise DecodeError("a map key is not a string")
     ks, vs = iter(keys), iter(values)
-    out = [dict(zip(islice(ks, ln), islice(vs, ln), strict=True)) for ln in lengths]
-    if sum(map(len, out)) != total:
+    out = [dict(zip(islice(ks, ln), islice(vs, ln), strict=True)) for ln in lengths[lo:hi]]
+    if sum(map(len, out)) != last - first:
         raise DecodeError("a key repeated within one map")
     return out
 
@@ -394,7 +414,10 @@ def _named(columns: list[Any], keys: dict[str, int]) -> list[list[Any]]:
     return out
 
 
-def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any]]:
+def decode_table(
+    head: dict[str, Any], r: _Reader, n: int, want: tuple[int, int] | None = None
+) -> list[dict[str, Any]]:
+    lo, hi = want if want is not None else (0, n)
     shapes = head.get("shapes")
     columns = head.get("columns")
     if not isinstance(shapes, list) or not isinstance(columns, list) or not shapes:
@@ -405,21 +428,33 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
         raise DecodeError("a table shape repeats a key")
     ids = None
     counts = dict.fromkeys((k for s in shapes for k in s), n)
+    spans = dict.fromkeys(counts, (lo, hi))  # each column's values for rows lo..hi
     sparse = head.get("sparse") is True and len(shapes) > 1
     if len(shapes) > 1:
         ids = C.decode_ints(head["shape_ids"], r.take(head["shape_ids"]), n).tolist()
         if n and (min(ids) < 0 or max(ids) >= len(shapes)):
             raise DecodeError("shape id out of range")
-        if sparse:
-            rows_of = Counter(ids)
-            counts = dict.fromkeys(counts, 0)
-            for s, c in rows_of.items():
-                for k in shapes[s]:
-                    counts[k] += c
+        if sparse:  # a key's column holds the rows that have it: rows lo..hi are a span of those
+            whole = (lo, hi) == (0, n)
+            counts, before, within = (dict.fromkeys(counts, 0) for _ in range(3))
+            for part, some in (
+                (counts, ids),
+                (before, [] if whole else ids[:lo]),
+                (within, [] if whole else ids[lo:hi]),
+            ):
+                for s, c in Counter(some).items():
+                    for k in shapes[s]:
+                        part[k] += c
+            spans = (
+                {k: (0, c) for k, c in counts.items()}
+                if whole
+                else {k: (before[k], before[k] + within[k]) for k in counts}
+            )
     values: dict[str, list[Any]] = {}
     for entry in _named(columns, counts):
         h = entry[1]
         m = counts.get(entry[0], n)
+        a, b = spans.get(entry[0], (lo, hi))
         if isinstance(h, dict) and "derived" in h:
             if sparse and (m != n or counts.get(h["derived"]) != n):
                 raise DecodeError(f"column {entry[0]!r} of a sparse table derives from a partial column")
@@ -429,18 +464,19 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
                 raise DecodeError(f"column {entry[0]!r} derives from an unknown column")
             col: list[Any]
             if h.get("quoted"):
-                col = [f"{prefix}{_quote(a)}{suffix}" if type(a) is str else None for a in source]
+                col = [f"{prefix}{_quote(x)}{suffix}" if type(x) is str else None for x in source]
             else:
-                col = [f"{prefix}{a}{suffix}" if type(a) is str else None for a in source]
+                col = [f"{prefix}{x}{suffix}" if type(x) is str else None for x in source]
             for item in h.get("except", []):
                 i, v = item
-                if not (isinstance(i, int) and 0 <= i < len(col) and isinstance(v, dict)):
+                if not (isinstance(i, int) and 0 <= i < m and isinstance(v, dict)):
                     raise DecodeError("bad derived-column exception")
-                col[i] = _MISSING if v.get("missing") else v["value"]
+                if a <= i < b:
+                    col[i - a] = _MISSING if v.get("missing") else v["value"]
         else:
-            col = decode_column(h, r, m, allow_missing=len(shapes) > 1 and not sparse)
-        if len(col) != m:
-            raise DecodeError(f"column {entry[0]!r} holds {len(col)} values, expected {m}")
+            col = decode_column(h, r, m, allow_missing=len(shapes) > 1 and not sparse, want=(a, b))
+        if len(col) != b - a:
+            raise DecodeError(f"column {entry[0]!r} holds {len(col)} values, expected {b - a}")
         values[entry[0]] = col
     if len(shapes) == 1:
         keys = shapes[0]
@@ -448,7 +484,7 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
         if any(c is None for c in cols) or len(values) != len(keys):
             raise DecodeError("table shape does not match its columns")
         if not keys:
-            return [{} for _ in range(n)]
+            return [{} for _ in range(hi - lo)]
         # One shape: no value can be missing (decode_column refused any), so rows zip straight.
         return list(map(_row_builder(tuple(keys)), *cols))  # type: ignore[arg-type]
     if ids is None:
@@ -459,8 +495,11 @@ def decode_table(head: dict[str, Any], r: _Reader, n: int) -> list[dict[str, Any
     if sparse:  # a row takes the next value of each of its shape's columns (counts match exactly)
         its = {k: iter(v) for k, v in values.items()}
         build = [(shape, [its[k] for k in shape]) for shape in shapes]
-        return [dict(zip(ks, map(next, cs), strict=True)) for ks, cs in map(build.__getitem__, ids)]
-    for i, s in enumerate(ids):
+        return [
+            dict(zip(ks, map(next, cs), strict=True))
+            for ks, cs in map(build.__getitem__, ids[lo:hi] if want else ids)
+        ]
+    for i, s in enumerate(ids[lo:hi]):
         row = {k: values[k][i] for k in shapes[s]}
         if any(v is _MISSING for v in row.values()):
             raise DecodeError("a value is missing where the shape has its key")
@@ -516,6 +555,30 @@ def decode_block(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUI
     if len(out) != 1:
         raise DecodeError("a block holds one value")
     return out[0]
+
+
+def decode_rows(
+    data: bytes, lo: int, hi: int, limit: int = MAX_VALUES, max_values: int = MAX_BUILT
+) -> tuple[int, list[Any]] | None:
+    """Rows lo..hi (0 <= lo <= hi) of a block holding rows (a container's chunk), and how many
+    it holds: every payload is read, but only those rows (and what they hold) are built. None
+    where the block holds something else than an array."""
+    try:
+        head, r = _open(data, limit, max_values)
+        root = head["root"]
+        if not isinstance(root, dict) or "tags" in root or list(root.get("kinds", {})) != ["arr"]:
+            return None
+        arr = root["kinds"]["arr"]
+        r.spend(1)
+        (n,) = _lengths(arr, r, 1, "array")
+        rows = decode_column(arr["items"], r, n, want=(min(lo, n), min(hi, n)))
+    except (DecodeError, LimitExceeded):
+        raise
+    except _MALFORMED as exc:
+        raise DecodeError(f"malformed block: {exc}") from exc
+    if r.pos != len(r.data):
+        raise DecodeError(f"{len(r.data) - r.pos} bytes after the block's columns")
+    return n, rows
 
 
 def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Reader]:
