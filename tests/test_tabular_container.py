@@ -266,6 +266,17 @@ def test_cli_rows_take_python_slices_and_inspect_reads_containers(tmp_path: Path
     (tmp_path / "empty.zcd").write_bytes(b"")
     empty = subprocess.run([ZEROC, "inspect", str(tmp_path / "empty.zcd")], capture_output=True, text=True)
     assert empty.returncode == 1 and "the file is empty" in empty.stderr and empty.stderr.count("\n") == 1
+    # A reader that leaves early (`| head`) ends the command quietly, as it ends cat: no error line.
+    (tmp_path / "long.json").write_text(json.dumps([{"i": i, "pad": "x" * 50} for i in range(100_000)]))
+    subprocess.run([ZEROC, "pack", str(tmp_path / "long.json"), "-o", str(tmp_path / "long.zct")], check=True)
+    piped = subprocess.run(
+        f"{ZEROC} rows {tmp_path / 'long.zct'} | head -c 100 >/dev/null; echo ${{PIPESTATUS[0]}}",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+    )
+    assert piped.stderr == "" and piped.stdout.strip() == "141"
 
 
 def test_to_arrow_takes_every_container_pack_writes() -> None:

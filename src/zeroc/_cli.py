@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +35,9 @@ class _Command(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:  # the reader left (`zeroc rows ... | head`): stop quietly, as cat does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+            ctx.exit(141)  # 128 + SIGPIPE, the status a shell gives a writer whose reader left
         except (ZerocError, OSError, ValueError) as exc:
             click.echo(f"zeroc: error: {exc}", err=True)
             ctx.exit(1)
