@@ -19,8 +19,9 @@ import functools
 import json
 import urllib.parse
 from collections import Counter
+from collections.abc import Callable
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import zstandard as zstd
@@ -51,6 +52,7 @@ _MALFORMED = (
     zstd.ZstdError,
 )
 _MISSING = object()
+T = TypeVar("T")
 
 
 class _Writer:
@@ -533,25 +535,7 @@ def encode_block(value: Any, *, portable: bool = False) -> bytes:
 def decode_block(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUILT) -> Any:
     """Decode a block; ``limit`` bounds a column's values and the decompressed head and text,
     ``max_values`` the values the whole block builds."""
-    if len(data) < 4:
-        raise DecodeError("block is shorter than its header")
-    p = int.from_bytes(data[:4], "little")
-    if 4 + p > len(data):
-        raise DecodeError("block payloads run past the block")
-    try:
-        text = C.unzstd(data[4 + p :], limit)
-        m = int.from_bytes(text[:4], "little")
-        if len(text) < 4 + m:
-            raise DecodeError("block head runs past its frame")
-        head = H.read(text[4 : 4 + m])
-        r = _Reader(data[: 4 + p], 4, limit, text[4 + m :], max_values)
-        out = decode_column(head["root"], r, 1)
-    except (DecodeError, LimitExceeded):
-        raise
-    except _MALFORMED as exc:
-        raise DecodeError(f"malformed block: {exc}") from exc
-    if r.pos != len(r.data):
-        raise DecodeError(f"{len(r.data) - r.pos} bytes after the block's columns")
+    out = _decoded(data, limit, max_values, lambda head, r: decode_column(head["root"], r, 1))
     if len(out) != 1:
         raise DecodeError("a block holds one value")
     return out[0]
@@ -563,37 +547,45 @@ def decode_rows(
     """Rows lo..hi (0 <= lo <= hi) of a block holding rows (a container's chunk), and how many
     it holds: every payload is read, but only those rows (and what they hold) are built. None
     where the block holds something else than an array."""
-    try:
-        head, r = _open(data, limit, max_values)
+
+    def read(head: dict[str, Any], r: _Reader) -> tuple[int, list[Any]] | None:
         root = head["root"]
         if not isinstance(root, dict) or "tags" in root or list(root.get("kinds", {})) != ["arr"]:
             return None
         arr = root["kinds"]["arr"]
         r.spend(1)
         (n,) = _lengths(arr, r, 1, "array")
-        rows = decode_column(arr["items"], r, n, want=(min(lo, n), min(hi, n)))
+        return n, decode_column(arr["items"], r, n, want=(min(lo, n), min(hi, n)))
+
+    return _decoded(data, limit, max_values, read)
+
+
+def _decoded(data: bytes, limit: int, max_values: int, read: Callable[[dict[str, Any], _Reader], T]) -> T:
+    """``read(head, reader)`` of a block, malformed heads and payloads as DecodeError, and every
+    payload consumed (unless ``read`` gives None: the block is not what it reads)."""
+    try:
+        head, r = _open(data, limit, max_values)
+        out = read(head, r)
     except (DecodeError, LimitExceeded):
         raise
     except _MALFORMED as exc:
         raise DecodeError(f"malformed block: {exc}") from exc
-    if r.pos != len(r.data):
+    if out is not None and r.pos != len(r.data):
         raise DecodeError(f"{len(r.data) - r.pos} bytes after the block's columns")
-    return n, rows
+    return out
 
 
 def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Reader]:
+    if len(data) < 4:
+        raise DecodeError("block is shorter than its header")
     p = int.from_bytes(data[:4], "little")
-    if len(data) < 4 or 4 + p > len(data):
+    if 4 + p > len(data):
         raise DecodeError("block payloads run past the block")
-    try:
-        text = C.unzstd(data[4 + p :], limit)
-        m = int.from_bytes(text[:4], "little")
-        head = H.read(text[4 : 4 + m])
-    except zstd.ZstdError as exc:
-        raise DecodeError(f"corrupt block: {exc}") from exc
-    except ValueError as exc:
-        raise DecodeError(f"corrupt block head: {exc}") from exc
-    return head, _Reader(data[: 4 + p], 4, limit, text[4 + m :], max_values)
+    text = C.unzstd(data[4 + p :], limit)  # DecodeError or LimitExceeded where it is not one
+    m = int.from_bytes(text[:4], "little")
+    if len(text) < 4 + m:
+        raise DecodeError("block head runs past its frame")
+    return H.read(text[4 : 4 + m]), _Reader(data[: 4 + p], 4, limit, text[4 + m :], max_values)
 
 
 def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUILT) -> dict[str, Any]:
