@@ -425,9 +425,35 @@ function intValue(v: number | bigint): number | bigint {
   return typeof v === "bigint" ? safeInt(v) : v;
 }
 
-function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false): unknown[] {
+/** Rows lo..hi of n: [lo, hi) within a column, an array's items or a table. */
+type Span = [number, number];
+
+/** How many of `tags[0..end)` are `kind`. */
+function countTag(tags: Ints, kind: number, end: number): number {
+  let m = 0;
+  for (let i = 0; i < end; i++) if (Number(tags[i]) === kind) m++;
+  return m;
+}
+
+/** The sums of `lengths[0..a)` and `lengths[0..b)`: where items a..b begin and end. */
+function itemSpan(lengths: Ints, [a, b]: Span): Span {
+  let first = 0;
+  for (let i = 0; i < a; i++) first += Number(lengths[i]);
+  let last = first;
+  for (let i = a; i < b; i++) last += Number(lengths[i]);
+  return [first, last];
+}
+
+/**
+ * The column's `n` values, or only values `want` = [lo, hi) of them: every payload is still read
+ * and every number decoded, but objects, arrays and rows outside the range are not built (a row
+ * range of a chunk, `decodeRows`), as Python's decode_column does.
+ */
+function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false, want: Span = [0, n]): unknown[] {
   if (n > r.limit) throw new LimitExceeded(`a column of ${n} values exceeds the limit of ${r.limit}`);
   r.spend(n);
+  const [lo, hi] = want;
+  const whole = lo === 0 && hi === n;
   let tags: Ints | null = null;
   if (head.tags !== undefined) {
     const h = obj(head.tags, "a column's tags");
@@ -438,54 +464,54 @@ function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false): u
   KINDS.forEach((name, kind) => {
     if (!(name in kinds)) return;
     const h = obj(kinds[name], `a column's ${name} kind`);
-    let m = n;
-    if (tags !== null) {
-      m = 0;
-      for (let i = 0; i < n; i++) if (Number(tags[i]) === kind) m++;
-    }
+    const m = tags === null ? n : countTag(tags, kind, n);
+    // This kind's values a..b: all of them, or those of rows lo..hi.
+    const [a, b]: Span = whole ? [0, m] : tags === null ? [lo, hi] : [countTag(tags, kind, lo), countTag(tags, kind, hi)];
+    const cut = (all: unknown[]): unknown[] => (whole || all.length !== m ? all : all.slice(a, b));
     let part: unknown[];
     switch (name) {
       case "missing":
         if (!allowMissing) throw new DecodeError("a missing value outside a table with several shapes");
-        part = new Array(m).fill(MISSING);
+        part = new Array(b - a).fill(MISSING);
         break;
       case "null":
-        part = new Array(m).fill(null);
+        part = new Array(b - a).fill(null);
         break;
       case "bool":
-        part = Array.from(decodeBools(h, r.take(h), m, r), (b) => b === 1);
+        part = Array.from(decodeBools(h, r.take(h), m, r).subarray(a, b), (x) => x === 1);
         break;
       case "int":
-        part = Array.from(decodeInts(h, r.take(h), m, r) as ArrayLike<number | bigint>, intValue);
+        part = Array.from(decodeInts(h, r.take(h), m, r).slice(a, b) as ArrayLike<number | bigint>, intValue);
         break;
       case "float":
-        part = Array.from(decodeFloats(h, r.take(h), m, r));
+        part = Array.from(decodeFloats(h, r.take(h), m, r).subarray(a, b));
         break;
       case "str":
-        part = decodeStrings(h, r.take(h), m, r);
+        part = cut(decodeStrings(h, r.take(h), m, r));
         break;
       case "obj":
-        part = "keys" in h ? decodeMap(h, r, m) : decodeTable(h, r, m);
+        part = "keys" in h ? decodeMap(h, r, m, [a, b]) : decodeTable(h, r, m, [a, b]);
         break;
       case "arr": {
         const [lengths, total] = decodeLengths(h, r, m, "array");
-        const items = decodeColumn(obj(h.items, "array items"), r, total);
-        if (items.length !== total) throw new DecodeError("array lengths do not match their items");
-        part = new Array(m);
+        const [first, last] = whole ? [0, total] : itemSpan(lengths, [a, b]);
+        const items = decodeColumn(obj(h.items, "array items"), r, total, false, [first, last]);
+        if (items.length !== last - first) throw new DecodeError("array lengths do not match their items");
+        part = new Array(b - a);
         let pos = 0;
-        for (let i = 0; i < m; i++) {
+        for (let i = a; i < b; i++) {
           const len = Number(lengths[i]);
-          part[i] = items.slice(pos, pos + len);
+          part[i - a] = items.slice(pos, pos + len);
           pos += len;
         }
         break;
       }
       default: {
         const text = obj(h.text, "a JSON column's text");
-        part = decodeStrings(text, r.take(h), m, r).map(parseJSONText);
+        part = cut(decodeStrings(text, r.take(h), m, r).map(parseJSONText));
       }
     }
-    if (part.length !== m) throw new DecodeError("column part has the wrong number of values");
+    if (part.length !== b - a) throw new DecodeError("column part has the wrong number of values");
     parts.set(kind, part);
   });
   if (tags === null) {
@@ -494,13 +520,13 @@ function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false): u
     return parts.values().next().value!;
   }
   const at = new Map<number, number>();
-  const out = new Array(n);
-  for (let i = 0; i < n; i++) {
+  const out = new Array(hi - lo);
+  for (let i = lo; i < hi; i++) {
     const t = Number(tags[i]);
     const part = parts.get(t);
     const k = at.get(t) ?? 0;
     if (part === undefined || k >= part.length) throw new DecodeError("column tags do not match its parts");
-    out[i] = part[k];
+    out[i - lo] = part[k];
     at.set(t, k + 1);
   }
   return out;
@@ -520,14 +546,16 @@ function decodeLengths(h: Head, r: Reader, m: number, what: string): [Ints, numb
 }
 
 /** Objects whose keys are data: each one's entry count, then all keys and all values. */
-function decodeMap(h: Head, r: Reader, m: number): Record<string, unknown>[] {
+function decodeMap(h: Head, r: Reader, m: number, want: Span = [0, m]): Record<string, unknown>[] {
   const [lengths, total] = decodeLengths(h, r, m, "map");
-  const keys = decodeColumn(obj(h.keys, "map keys"), r, total);
-  const values = decodeColumn(obj(h.values, "map values"), r, total);
-  if (keys.length !== total || values.length !== total) throw new DecodeError("map lengths do not match their entries");
-  const out = new Array<Record<string, unknown>>(m);
+  const [lo, hi] = want;
+  const [first, last] = lo === 0 && hi === m ? [0, total] : itemSpan(lengths, want);
+  const keys = decodeColumn(obj(h.keys, "map keys"), r, total, false, [first, last]);
+  const values = decodeColumn(obj(h.values, "map values"), r, total, false, [first, last]);
+  if (keys.length !== last - first || values.length !== last - first) throw new DecodeError("map lengths do not match their entries");
+  const out = new Array<Record<string, unknown>>(hi - lo);
   let pos = 0;
-  for (let i = 0; i < m; i++) {
+  for (let i = lo; i < hi; i++) {
     const row: Record<string, unknown> = {};
     const seen = new Set<string>();
     for (const end = pos + Number(lengths[i]); pos < end; pos++) {
@@ -537,12 +565,13 @@ function decodeMap(h: Head, r: Reader, m: number): Record<string, unknown>[] {
       seen.add(k);
       setKey(row, k, values[pos]);
     }
-    out[i] = row;
+    out[i - lo] = row;
   }
   return out;
 }
 
-function derived(h: Head, values: Map<string, unknown[]>, name: string): unknown[] {
+/** A derived column's values a..b of its m (`values` holds its source's a..b). */
+function derived(h: Head, values: Map<string, unknown[]>, name: string, m: number, a = 0): unknown[] {
   const source = values.get(h.derived as string);
   const { prefix, suffix } = h;
   if (source === undefined || typeof prefix !== "string" || typeof suffix !== "string") {
@@ -555,8 +584,8 @@ function derived(h: Head, values: Map<string, unknown[]>, name: string): unknown
   for (const item of except) {
     if (!Array.isArray(item) || item.length !== 2) fail("bad derived-column exception");
     const [i, v] = item;
-    if (!(Number.isInteger(i) && i >= 0 && i < col.length) || typeof v !== "object" || v === null) fail("bad derived-column exception");
-    col[i] = (v as Head).missing ? MISSING : (v as Head).value;
+    if (!(Number.isInteger(i) && i >= 0 && i < m) || typeof v !== "object" || v === null) fail("bad derived-column exception");
+    if (i >= a && i < a + col.length) col[i - a] = (v as Head).missing ? MISSING : (v as Head).value;
   }
   return col;
 }
@@ -576,7 +605,8 @@ function named(columns: unknown[], keys: Iterable<string>): [string, Head][] {
   });
 }
 
-function decodeTable(head: Head, r: Reader, n: number): Record<string, unknown>[] {
+function decodeTable(head: Head, r: Reader, n: number, want: Span = [0, n]): Record<string, unknown>[] {
+  const [lo, hi] = want;
   const { shapes, columns } = head;
   if (!Array.isArray(shapes) || !Array.isArray(columns) || shapes.length === 0) throw new DecodeError("table head lacks shapes or columns");
   for (const s of shapes) {
@@ -586,35 +616,59 @@ function decodeTable(head: Head, r: Reader, n: number): Record<string, unknown>[
   let ids: Ints | null = null;
   const sparse = shapes.length > 1 && head.sparse === true;
   // Values per column: every row's, or in a sparse table those of the rows whose shape has the key.
+  // A column's values a..b: those of rows lo..hi, or in a sparse table those of the rows from lo
+  // to hi that have its key (`before` of them come before lo).
   const counts = new Map<string, number>();
-  for (const s of shapes as string[][]) for (const k of s) counts.set(k, sparse ? 0 : n);
+  const before = new Map<string, number>();
+  const within = new Map<string, number>();
+  for (const s of shapes as string[][]) {
+    for (const k of s) {
+      counts.set(k, sparse ? 0 : n);
+      before.set(k, 0);
+      within.set(k, 0);
+    }
+  }
   if (shapes.length > 1) {
     const h = obj(head.shape_ids, "a table's shape ids");
     ids = decodeInts(h, r.take(h), n, r);
+    // Rows of each shape: in all, before lo and within lo..hi; then of each key.
+    const rowsOf = shapes.map(() => [0, 0, 0]);
     for (let i = 0; i < n; i++) {
       const s = Number(ids[i]);
       if (!(s >= 0 && s < shapes.length)) throw new DecodeError("shape id out of range");
-      if (sparse) for (const k of shapes[s] as string[]) counts.set(k, counts.get(k)! + 1);
+      rowsOf[s][i < lo ? 1 : i < hi ? 2 : 0]++;
+    }
+    if (sparse) {
+      (shapes as string[][]).forEach((keys, s) => {
+        const [after, early, inside] = rowsOf[s];
+        for (const k of keys) {
+          counts.set(k, counts.get(k)! + after + early + inside);
+          before.set(k, before.get(k)! + early);
+          within.set(k, within.get(k)! + inside);
+        }
+      });
     }
   }
+  const span = (k: string): Span => (sparse ? [before.get(k)!, before.get(k)! + within.get(k)!] : [lo, hi]);
   const values = new Map<string, unknown[]>();
   for (const entry of named(columns, counts.keys())) {
     const h = entry[1];
     const m = counts.get(entry[0]) ?? n;
+    const [a, b] = counts.has(entry[0]) ? span(entry[0]) : [lo, hi];
     if ("derived" in h && sparse && (m !== n || counts.get(h.derived as string) !== n)) {
       fail(`column ${JSON.stringify(entry[0])} of a sparse table derives from a partial column`);
     }
-    const col = "derived" in h ? derived(h, values, entry[0]) : decodeColumn(h, r, m, shapes.length > 1 && !sparse);
-    if (col.length !== m) throw new DecodeError(`column ${JSON.stringify(entry[0])} holds ${col.length} values, expected ${m}`);
+    const col = "derived" in h ? derived(h, values, entry[0], m, a) : decodeColumn(h, r, m, shapes.length > 1 && !sparse, [a, b]);
+    if (col.length !== b - a) throw new DecodeError(`column ${JSON.stringify(entry[0])} holds ${col.length} values, expected ${b - a}`);
     values.set(entry[0], col);
   }
   for (const k of counts.keys()) if (!values.has(k)) throw new DecodeError("table shape does not match its columns");
-  const rows = new Array<Record<string, unknown>>(n);
+  const rows = new Array<Record<string, unknown>>(hi - lo);
   if (shapes.length === 1) {
     const keys = shapes[0] as string[];
     const cols = keys.map((k) => values.get(k)!);
     if (values.size !== keys.length) throw new DecodeError("table shape does not match its columns");
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < hi - lo; i++) {
       const row: Record<string, unknown> = {};
       for (let k = 0; k < keys.length; k++) setKey(row, keys[k], cols[k][i]);
       rows[i] = row;
@@ -623,16 +677,16 @@ function decodeTable(head: Head, r: Reader, n: number): Record<string, unknown>[
   }
   const at = new Map<string, number>();
   for (const k of counts.keys()) at.set(k, 0);
-  for (let i = 0; i < n; i++) {
+  for (let i = lo; i < hi; i++) {
     const row: Record<string, unknown> = {};
     for (const k of shapes[Number(ids![i])] as string[]) {
-      const j = sparse ? at.get(k)! : i;
+      const j = sparse ? at.get(k)! : i - lo;
       const v = values.get(k)![j];
       if (v === MISSING) throw new DecodeError("a value is missing where the shape has its key");
       setKey(row, k, v);
       at.set(k, j + 1);
     }
-    rows[i] = row;
+    rows[i - lo] = row;
   }
   return rows;
 }
@@ -664,6 +718,25 @@ export function decodeBlock(data: Uint8Array, limit = MAX_VALUES, maxBuilt = MAX
   if (r.pos !== r.data.length) throw new DecodeError(`${r.data.length - r.pos} bytes after the block's columns`);
   if (out.length !== 1) throw new DecodeError("a block holds one value");
   return out[0];
+}
+
+/**
+ * Rows lo..hi (0 <= lo <= hi) of a block holding rows (a container's chunk), and how many it
+ * holds: every payload is read, but only those rows (and what they hold) are built. Null where
+ * the block holds something other than an array, as Python's decode_rows.
+ */
+function decodeRows(data: Uint8Array, lo: number, hi: number, limit: number, maxBuilt: number): [number, unknown[]] | null {
+  const { head, r } = openBlock(data, limit, maxBuilt);
+  const root = obj(head.root, "a block's root");
+  const kinds = root.kinds;
+  const plain = typeof kinds === "object" && kinds !== null && !Array.isArray(kinds);
+  if (root.tags !== undefined || !plain || Object.keys(kinds).length !== 1 || !("arr" in kinds)) return null;
+  const arr = obj((kinds as Head).arr, "a block of rows");
+  r.spend(1);
+  const n = Number(decodeLengths(arr, r, 1, "array")[0][0]);
+  const rows = decodeColumn(obj(arr.items, "array items"), r, n, false, [Math.min(lo, n), Math.min(hi, n)]);
+  if (r.pos !== r.data.length) throw new DecodeError(`${r.data.length - r.pos} bytes after the block's columns`);
+  return [n, rows];
 }
 
 export interface ColumnOptions {
@@ -698,7 +771,7 @@ function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, m
     const kinds = (h.kinds ?? {}) as Head;
     const only = Object.keys(kinds);
     if ("derived" in h) {
-      out.set(name, derived(h, out as Map<string, unknown[]>, name).map((v) => (v === MISSING ? null : v)));
+      out.set(name, derived(h, out as Map<string, unknown[]>, name, n).map((v) => (v === MISSING ? null : v)));
     } else if (h.tags === undefined && only.length === 1 && ["int", "float", "bool"].includes(only[0])) {
       const k = obj(kinds[only[0]], "a column");
       r.spend(n);
@@ -795,14 +868,25 @@ export class Table {
     return [norm(start, 0), norm(stop, n)];
   }
 
-  /** Rows start..stop, as `rows.slice(start, stop)` would be; only their chunks are decoded. */
+  /**
+   * Rows start..stop, as `rows.slice(start, stop)` would be: only their chunks are read, and of
+   * a chunk read in part only the rows asked for are built.
+   */
   rows(start?: number, stop?: number): unknown[] {
     const [a, b] = this.range(start, stop);
     const out: unknown[] = [];
     for (const [first, [offset, length, n, check]] of this.chunks(a, b)) {
-      const rows = decodeBlock(this.block(offset, length, check), MAX_VALUES, this.maxValues);
-      if (!Array.isArray(rows) || rows.length !== n) throw new DecodeError(`a chunk does not hold its ${n} rows`);
-      out.push(...rows.slice(Math.max(a - first, 0), b - first));
+      const data = this.block(offset, length, check);
+      const lo = Math.max(a - first, 0);
+      const hi = Math.min(b - first, n);
+      let part = lo === 0 && hi === n ? null : decodeRows(data, lo, hi, MAX_VALUES, this.maxValues);
+      if (part === null) {
+        const rows = decodeBlock(data, MAX_VALUES, this.maxValues);
+        if (!Array.isArray(rows)) throw new DecodeError(`a chunk does not hold its ${n} rows`);
+        part = [rows.length, rows.slice(lo, hi)];
+      }
+      if (part[0] !== n) throw new DecodeError(`a chunk does not hold its ${n} rows`);
+      for (const row of part[1]) out.push(row);
     }
     return out;
   }
