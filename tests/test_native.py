@@ -101,6 +101,20 @@ def assert_same_code(model: Model, values: list[object], rng: random.Random) -> 
     for p in payloads:
         for cut in (p[:-1], p + b"\x00", bytes([p[0] ^ 1]) + p[1:], rng.randbytes(len(p))):
             assert _outcome(model._fast_decode, cut) == _outcome(pure._fast_decode, cut), cut
+    if model._frame is not None:  # Program.frame, Codec.encode's one call, off the common path too
+        assert_same_frames(model, pure, values)
+
+
+def assert_same_frames(model: Model, pure: Model, values: list[object]) -> None:
+    """Program.frame gives pure Python's payload for each value, coded twice in a row: the
+    second codes its side stream's head from the guess the first leaves (a payload of the same
+    width), the first from the value before it (often another width)."""
+    assert model._frame is not None
+    frame = model._frame
+    for v in values:
+        want = _outcome(pure.encode, v)
+        for _ in range(2):
+            assert _outcome(lambda x: frame(x, b""), v) == want, v
 
 
 # -- the coder's steps against Python's integers --------------------------------------------------

@@ -1426,9 +1426,19 @@ typedef struct {
     KeyCache keys;
     /* range, where live: the symbols coded as they come too, after the flag of no side stream,
      * so that a payload without one needs no second pass (its division per symbol then runs
-     * beside the walk's own work instead of in a chain after it); the first side byte stops it */
+     * beside the walk's own work instead of in a chain after it). The first side byte starts
+     * the coding again after a side stream's head whose width (bitlen of its length) is guessed
+     * as that of the last payload of the same kind (last_w[kind]: kind, from the value's type
+     * and size, keeps one message and a batch of a thousand apart), its length and mode coded
+     * as 0 (spec_w: that width; r and n: each of those two symbols' range / total and bytes
+     * written when it was coded), so that the end adds them in where the guess was right; with
+     * no guess, the end codes it all. The bytes are the same either way. */
     int live;
     RangeOut lout;
+    int kind, spec_w;
+    uint8_t last_w[64];
+    limb spec_r[2];
+    Py_ssize_t spec_n[2];
 } WEnc;
 
 static void wenc_dealloc(WEnc *e) {
@@ -1552,8 +1562,51 @@ static int wput_blocks(WEnc *e, limb st, limb fr, limb T) {
     return over ? wenc_end_block(e) : 0;
 }
 
+/* The live coding again from the start, after a side stream's head of e->last_w's width (see
+ * WEnc); with no such guess, the live coding stops and the end codes everything. */
+static int rspec_start(WEnc *e) {
+    int w = e->last_w[e->kind];
+    RangeOut *o = &e->lout;
+    if (w < 1 || w > 41) {  /* past 41, the length is two symbols: no payload is that long */
+        e->live = 0;
+        return 0;
+    }
+    o->n = 0;
+    o->low = 0;
+    o->rng = UINT64_MAX;
+    if (rout_put(o, 0, 1, FLAG_TOTAL) < 0 || rout_put(o, (limb)w, 1, 64) < 0) return -1;
+    limb totals[2] = {(limb)1 << (w - 1), SIDE_MODES};
+    for (int j = w > 1 ? 0 : 1; j < 2; j++) {
+        e->spec_r[j] = o->rng / totals[j];
+        e->spec_n[j] = o->n;
+        if (rout_put(o, 0, 1, totals[j]) < 0) return -1;
+    }
+    for (Py_ssize_t i = 0; i < e->nsym; i++)
+        if (rout_put(o, e->syms[3 * i], e->syms[3 * i + 1], e->syms[3 * i + 2]) < 0) return -1;
+    e->spec_w = w;
+    return 0;
+}
+
+/* d added to the number o has written (its bytes, then its window) at the place of the window
+ * when o had written at bytes: what coding d / r as a symbol's start then would have added. */
+static void rout_add(RangeOut *o, limb d, Py_ssize_t at) {
+    unsigned carry = 0;
+    for (Py_ssize_t q = at + 7; q >= 0 && (q >= at || carry); q--) {
+        unsigned s = (q >= at ? (unsigned)(d >> (8 * (at + 7 - q))) & 0xFF : 0) + carry;
+        if (q >= o->n) {  /* in the window: its byte q - n from the top */
+            int shift = 8 * (int)(7 - (q - o->n));
+            s += (unsigned)(o->low >> shift) & 0xFF;
+            o->low = (o->low & ~((limb)0xFF << shift)) | ((limb)(s & 0xFF) << shift);
+        } else {
+            s += o->b[q];
+            o->b[q] = (unsigned char)s;
+        }
+        carry = s >> 8;
+    }
+}
+
 static int wbytes(WEnc *e, const char *p, Py_ssize_t n) {
-    e->live = 0;  /* a side stream: the flag coded live is not this payload's */
+    if (n && e->live && !e->side_n && !e->spec_w && rspec_start(e) < 0) return -1;
     if (e->side_n + n > e->side_cap) {
         Py_ssize_t cap = 2 * (e->side_n + n) + 64;
         char *s = PyMem_Realloc(e->side, (size_t)cap);
@@ -1621,16 +1674,12 @@ static PyObject *wenc_finish(WEnc *e, PyObject *engine) {
 /* The payload after head's hn bytes (a frame's head, or none); the coder's bytes in keep's
  * buffer, kept for the next payload, where keep is given. */
 static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_ssize_t hn, RangeOut *keep) {
-    int live = e->live && !e->side_n;  /* coded as the walk went: the end is all that is left */
-    RangeOut o = live ? e->lout : (RangeOut){keep ? keep->b : NULL, 0, keep ? keep->cap : 0, 0, UINT64_MAX};
+    RangeOut o = {keep ? keep->b : NULL, 0, keep ? keep->cap : 0, 0, UINT64_MAX};
     PyObject *side = NULL, *out = NULL;
-    limb mode = 0;
+    limb mode = 0, L = 0;
+    int width = 0, live = 0;
     Py_ssize_t heads = 1;
-    /* a symbol of at most 2^40 adds at most 6 bytes */
-    if (!live && o.cap < 6 * e->nsym + 64 && rout_grow(&o, 6 * e->nsym) < 0) return NULL;
-    if (live) {
-        /* the flag and every symbol are in o */
-    } else if (e->side_n) {
+    if (e->side_n) {
         side = PyBytes_FromStringAndSize(e->side, e->side_n);
         if (side == NULL) goto done;
         if (engine != Py_None) {
@@ -1654,20 +1703,31 @@ static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_s
             }
             Py_DECREF(res);
         }
-        limb L = (limb)PyBytes_GET_SIZE(side);
-        int width = 64 - __builtin_clzll(L);
-        if (rout_put(&o, 0, 1, FLAG_TOTAL) < 0 || rout_put(&o, (limb)width, 1, 64) < 0) goto done;
+        L = (limb)PyBytes_GET_SIZE(side);
+        width = 64 - __builtin_clzll(L);
         heads = 3;
-        if (width > 1) {
-            if (rout_uni(&o, L - ((limb)1 << (width - 1)), (limb)1 << (width - 1)) < 0) goto done;
-            heads += (((limb)1 << (width - 1)) > RANGE_DIRECT) ? 2 : 1;
-        }
-        if (rout_put(&o, mode, 1, SIDE_MODES) < 0) goto done;
-    } else if (rout_put(&o, 1, FLAG_TOTAL - 1, FLAG_TOTAL) < 0) {
-        goto done;
+        if (width > 1) heads += (((limb)1 << (width - 1)) > RANGE_DIRECT) ? 2 : 1;
     }
-    for (Py_ssize_t i = 0; !live && i < e->nsym; i++)
-        if (rout_put(&o, e->syms[3 * i], e->syms[3 * i + 1], e->syms[3 * i + 2]) < 0) goto done;
+    /* coded as the walk went (after the right side-stream head where there is one): the end,
+     * and the side stream's length and mode where they were coded as 0, is all that is left */
+    live = e->live && (e->side_n ? e->spec_w == width : !e->spec_w);
+    if (live) {
+        o = e->lout;
+        if (width > 1) rout_add(&o, e->spec_r[0] * (L - ((limb)1 << (width - 1))), e->spec_n[0]);
+        if (width) rout_add(&o, e->spec_r[1] * mode, e->spec_n[1]);
+    } else {
+        /* a symbol of at most 2^40 adds at most 6 bytes */
+        if (o.cap < 6 * e->nsym + 64 && rout_grow(&o, 6 * e->nsym) < 0) goto done;
+        if (side != NULL) {
+            if (rout_put(&o, 0, 1, FLAG_TOTAL) < 0 || rout_put(&o, (limb)width, 1, 64) < 0) goto done;
+            if (width > 1 && rout_uni(&o, L - ((limb)1 << (width - 1)), (limb)1 << (width - 1)) < 0) goto done;
+            if (rout_put(&o, mode, 1, SIDE_MODES) < 0) goto done;
+        } else if (rout_put(&o, 1, FLAG_TOTAL - 1, FLAG_TOTAL) < 0) {
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < e->nsym; i++)
+            if (rout_put(&o, e->syms[3 * i], e->syms[3 * i + 1], e->syms[3 * i + 2]) < 0) goto done;
+    }
     int contained = side != NULL;
     int m;
     u128 k = 0, end = (u128)o.low + o.rng;
@@ -1693,17 +1753,19 @@ static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_s
     if (hn) memcpy(PyBytes_AS_STRING(out), head, (size_t)hn);
     memcpy(PyBytes_AS_STRING(out) + hn, o.b, (size_t)o.n);
     if (side) memcpy(PyBytes_AS_STRING(out) + hn + o.n, PyBytes_AS_STRING(side), (size_t)PyBytes_GET_SIZE(side));
+    if (width) e->last_w[e->kind] = (uint8_t)width;  /* the next guess for this kind */
 done:
-    if (live) {  /* its buffer, grown or not, stays e's */
+    if (live) {  /* its buffer, grown or not, stays e's (keep's is untouched) */
         e->lout.b = o.b;
         e->lout.cap = o.cap;
-        e->live = 0;
     } else if (keep) {
         keep->b = o.b;
         keep->cap = o.cap;
     } else {
         PyMem_Free(o.b);
     }
+    e->live = 0;
+    e->spec_w = 0;
     Py_XDECREF(side);
     return out;
 }
@@ -4272,14 +4334,32 @@ static PyObject *program_setup(Program *p, PyObject *const *args, Py_ssize_t nar
     Py_RETURN_NONE;
 }
 
-/* A range coder holding the flag's symbol: the program's spare k, emptied, where reuse (a new
- * reference either way). */
-static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag) {
+/* The kind of a value whose payload a WEnc guesses the side stream's width for (see WEnc): its
+ * type, list, dict or other, and its size's bit length. */
+static int value_kind(PyObject *v) {
+    Py_ssize_t n;
+    int t;
+    if (PyList_Check(v)) {
+        n = PyList_GET_SIZE(v);
+        t = 0;
+    } else if (PyDict_Check(v)) {
+        n = PyDict_GET_SIZE(v);
+        t = 32;
+    } else {
+        return 63;
+    }
+    int bits = n ? 64 - __builtin_clzll((unsigned long long)n) : 0;
+    return t + (bits < 31 ? bits : 31);
+}
+
+/* A range coder holding the flag's symbol for a value of kind: the program's spare k, emptied,
+ * where reuse (a new reference either way). */
+static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag, int kind) {
     WEnc *e = reuse ? (WEnc *)p->spare[k] : NULL;
     if (e != NULL) {
         Py_INCREF(e);
         e->nsym = e->side_n = e->items = e->count = 0;
-        e->live = 0;
+        e->live = e->spec_w = 0;
         keys_forget(&e->keys);
     } else {
         e = (WEnc *)PyObject_CallOneArg((PyObject *)&WEncType, Py_True);
@@ -4289,6 +4369,7 @@ static WEnc *range_encoder(Program *p, int k, int reuse, const limb *flag) {
         }
     }
     if (e != NULL && !p->both && rlive_start(e) < 0) Py_CLEAR(e);
+    if (e != NULL) e->kind = kind;
     if (e != NULL && rsym(e, flag[0], flag[1], flag[2]) < 0) Py_CLEAR(e);
     return e;
 }
@@ -4305,19 +4386,20 @@ static PyObject *program_frame(Program *p, PyObject *const *args, Py_ssize_t nar
     PyObject *v = args[0], *out = NULL;
     int reuse = !p->busy;
     p->busy = 1;
-    WEnc *cm = range_encoder(p, 0, reuse, p->on), *g = NULL, *chosen;
+    int kind = value_kind(v);
+    WEnc *cm = range_encoder(p, 0, reuse, p->on, kind), *g = NULL, *chosen;
     RangeOut keep = {p->obuf, 0, p->ocap, 0, 0};
     int on = 1, rc;
     if (cm == NULL) goto done;
     if (Py_EnterRecursiveCall(" in the learned-model walk")) goto done;
     if (p->both) {
-        g = range_encoder(p, 1, reuse, p->off);
+        g = range_encoder(p, 1, reuse, p->off, kind);
         rc = g == NULL ? -1 : wenc_both(p, 0, v, g, cm, &on);
     } else {
         rc = wenc_node(p, 0, v, cm, 1);
         if (rc == 1) {  /* off the common path: the general rules */
             on = 0;
-            g = range_encoder(p, 1, reuse, p->off);
+            g = range_encoder(p, 1, reuse, p->off, kind);
             rc = g == NULL ? -1 : wenc_node(p, 0, v, g, 0);
         }
     }
