@@ -95,8 +95,9 @@ def corpus_messages() -> list[bytes]:
 
 def test_libzstd_output_at_every_level_decodes_exactly(tmp_path: Path) -> None:
     """libzstd's frames (levels -5..22, trained and raw-content dictionaries, checksums, 0 B to
-    1 MB, real corpora, random and repetitive bytes) decode exactly; corrupted, they decode or
-    raise the package's errors and nothing else."""
+    1 MB, real corpora, random and repetitive bytes, matches overlapping their own output or
+    running on from the dictionary) decode exactly; corrupted, they decode or raise the
+    package's errors and nothing else."""
     messages = corpus_messages()
     trained = zstandard.train_dictionary(8192, messages[::2]).as_bytes()
     raw = b"".join(messages[1:60])[:20000]
@@ -133,6 +134,21 @@ def test_libzstd_output_at_every_level_decodes_exactly(tmp_path: Path) -> None:
                     "content_hex": content.hex(),
                 }
             )
+    # Matches that overlap their own output (periods of 1-100 bytes, longer than one copy) and
+    # ones that start in the raw dictionary's content and run on into the frame's.
+    for level in (3, 19):
+        for period in (2, 3, 7, 17, 100):
+            content = rng.randbytes(period) * (20_000 // period) + rng.randbytes(40) + raw[-period:] * 9
+            for name in (None, "raw"):
+                c = zstandard.ZstdCompressor(level=level, dict_data=dicts[name] if name else None)
+                cases.append(
+                    {
+                        "codec": "zstd",
+                        "dictionary": name,
+                        "data_hex": c.compress(content).hex(),
+                        "content_hex": content.hex(),
+                    }
+                )
     report = node(
         {
             "dictionaries": {"trained": trained.hex(), "raw": raw.hex()},
