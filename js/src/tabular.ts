@@ -206,6 +206,14 @@ function narrowSum(first: bigint, raw: Uint8Array, width: number, n: number): In
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const out = new Float64Array(n);
   let sum = Number(first);
+  if (Number.isSafeInteger(sum) && Math.abs(sum) + (n - 1) * 2 ** (8 * width - 1) <= Number.MAX_SAFE_INTEGER) {
+    // No sum can leave the doubles' exact integers: a loop per width, no test per value.
+    out[0] = sum;
+    if (width === 1) for (let i = 1; i < n; i++) out[i] = sum += view.getInt8(i - 1);
+    else if (width === 2) for (let i = 1; i < n; i++) out[i] = sum += view.getInt16(2 * i - 2, true);
+    else for (let i = 1; i < n; i++) out[i] = sum += view.getInt32(4 * i - 4, true);
+    return out;
+  }
   if (Number.isSafeInteger(sum)) {
     out[0] = sum;
     let ok = true;
