@@ -489,7 +489,7 @@ function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false, wa
         part = Array.from(decodeBools(h, r.take(h), m, r).subarray(a, b), (x) => x === 1);
         break;
       case "int":
-        part = Array.from(decodeInts(h, r.take(h), m, r).slice(a, b) as ArrayLike<number | bigint>, intValue);
+        part = Array.from(decodeInts(h, r.take(h), m, r).subarray(a, b) as ArrayLike<number | bigint>, intValue);
         break;
       case "float":
         part = Array.from(decodeFloats(h, r.take(h), m, r).subarray(a, b));
