@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
 
@@ -96,6 +97,11 @@ def _undocumented(member: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in member.items() if k != "documentation"}
 
 
+# The generated records' dates end here, not at the time of the run, so that a seed gives the
+# same records, and the same sizes, on any day.
+EPOCH = datetime(2026, 12, 1)
+
+
 def _faker(seed: int) -> Any:
     from faker import Faker
 
@@ -116,7 +122,7 @@ def _user(fake: Any, rng: random.Random, i: int) -> dict[str, Any]:
         "username": fake.user_name(),
         "name": fake.name(),
         "email": fake.email(),
-        "created_at": fake.date_time_between("-5y").isoformat() + "Z",
+        "created_at": fake.date_time_between(EPOCH - timedelta(days=5 * 365), EPOCH).isoformat() + "Z",
         "active": rng.random() < 0.9,
         "roles": rng.sample(["admin", "editor", "viewer", "billing", "support"], rng.choice([1, 1, 1, 2, 3])),
     }
@@ -129,7 +135,9 @@ def _user(fake: Any, rng: random.Random, i: int) -> dict[str, Any]:
         profile["location"] = {"city": fake.city(), "country": fake.country_code()}
     if profile:
         user["profile"] = profile
-    user["last_login"] = fake.date_time_between("-30d").isoformat() + "Z" if rng.random() < 0.8 else None
+    user["last_login"] = None
+    if rng.random() < 0.8:
+        user["last_login"] = fake.date_time_between(EPOCH - timedelta(days=30), EPOCH).isoformat() + "Z"
     return user
 
 
@@ -145,7 +153,7 @@ def _order(fake: Any, rng: random.Random, i: int) -> dict[str, Any]:
     ]
     order: dict[str, Any] = {
         "order_id": f"ORD-{1_000_000 + i}",
-        "created": fake.date_time_between("-1y").isoformat(),
+        "created": fake.date_time_between(EPOCH - timedelta(days=365), EPOCH).isoformat(),
         "customer": {"id": rng.randrange(1, 50_000), "name": fake.name(), "email": fake.email()},
         "items": items,
         "total": round(sum(x["qty"] * x["price"] for x in items), 2),
