@@ -30,6 +30,8 @@ MAX_CHASE = 32  # nested references followed at most (the draft compares symboli
 MAX_BUILT = 1 << 24  # values plus string bytes one unpacking builds, by default
 _SHARED, _STRAIGHT, _INVERTED = 16, 128, 136
 _SCALARS = frozenset({int, float, bool, type(None)})
+# What no map key may be: a function tag left unapplied is one (cbor2 cannot hash its array).
+_NOT_KEYS = (list, dict, cbor2.CBORTag)
 _FROZEN = type(cbor2.loads(cbor2.dumps(cbor2.CBORTag(200, {}))).value)  # cbor2's frozendict
 
 
@@ -72,8 +74,8 @@ class _Unpacker:
             out = {}
             for k, v in item.items():
                 key = self.value(k, scope, depth)
-                if isinstance(key, (list, dict)):
-                    raise DecodeError("a map key that is an array or a map (not in the JSON data model)")
+                if isinstance(key, _NOT_KEYS):
+                    raise DecodeError("a map key that is an array, a map or a tag (not JSON's)")
                 out[key] = self.value(v, scope, depth)
             return out
         if isinstance(item, cbor2.CBORSimpleValue):
@@ -162,10 +164,9 @@ class _Unpacker:
         if function == 114:
             if not isinstance(left, list) or not isinstance(right, list) or len(right) > len(left):
                 raise DecodeError("record: keys must be an array at least as long as the values")
-            try:
-                out = dict(zip(left, right, strict=False))  # values past the last are absent
-            except TypeError:  # an array or a map as a key
-                raise DecodeError("record: a key that is an array or a map") from None
+            if any(isinstance(k, _NOT_KEYS) for k in left):
+                raise DecodeError("record: a key that is an array, a map or a tag")
+            out = dict(zip(left, right, strict=False))  # values past the last are absent
             if len(out) != len(right):
                 raise DecodeError("record: a key repeated")
             if any(v is cbor2.undefined for v in right):  # undefined: the entry is absent
