@@ -4,8 +4,10 @@
 
 Targets: ``frame`` (``Codec.decode`` with a JSON and a protobuf dictionary and none), ``stream``
 (``Codec.decode_stream``), ``learned`` (method-4 frames of every learned vector dictionary, with
-and without the native coder), ``dictionary`` (``Dictionary.from_bytes`` then ``Codec``),
-``container`` (a ``.zct`` read every way: rows, columns, document, Arrow) and ``http`` (request
+and without the native coder), ``model`` (learned vector dictionaries whose model documents the
+input edits, written as valid files: loaded, coding values exactly, decoding the input's payload),
+``dictionary`` (``Dictionary.from_bytes`` then ``Codec``), ``container`` (a ``.zct`` read every
+way: rows, columns, document, Arrow), ``cbor-packed`` (``unpack_cbor``) and ``http`` (request
 bodies through ``Server.decode_request`` in every content coding and as frames). An input may
 raise only Zeroc's errors: anything else is a finding, which libFuzzer reports with the input.
 The corpus starts from the golden vectors in spec/vectors (``seeds``). With
@@ -16,15 +18,19 @@ test suite (tests/test_fuzz_harness.py); the long run and its figures are in doc
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
+import random
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import atheris
+import zstandard
 
 with atheris.instrument_imports():
     import zeroc
@@ -110,6 +116,82 @@ def dictionary_target() -> Callable[[bytes], None]:
     return run
 
 
+# What the model target writes into a model document's fields: bounds and their neighbours,
+# wrong types, node kinds' names.
+POISON: list[Any] = [
+    None, -1, 0, 1, 2, 255, 256, 65535, 65536, 2**31, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 2**64,
+    2**70, -(2**80), "", "x", "\u00e9", "\ud800", [], {}, 0.5, 1.5, float("inf"), True, False,
+    [0], [1, 2], [[0, 1]], [None], {"kind": "raw"}, "object", "chars", "map", "array",
+]  # fmt: skip
+
+
+def model_target() -> Callable[[bytes], None]:
+    """Model files that pass the dictionary's own checks: the input chooses a learned vector
+    dictionary and 1-4 edits of its model document (a field deleted, an integer moved, a value
+    copied from a sibling, or one of POISON), which is then written as a valid ``.zcd`` (so the
+    SHA-256 that stops the dictionary target's mutations is right). A model that loads must code
+    the vectors' values and give them back exactly (types and key order included); its decoder
+    also reads the input's last bytes as a payload."""
+    sets = []
+    for path in sorted(VECTORS.glob("learned*.json")):
+        doc = json.loads(path.read_text())
+        d = _dictionary(doc["dictionary"])
+        assert d.model is not None
+        values = list({json.dumps(v["input"]): v["input"] for v in doc["valid"]}.values())[:4]
+        sets.append((d, json.loads(zstandard.ZstdDecompressor().decompress(d.model)), values))
+
+    def run(data: bytes) -> None:
+        fdp = atheris.FuzzedDataProvider(data)
+        d, model, values = sets[fdp.ConsumeIntInRange(0, len(sets) - 1)]
+        bad = copy.deepcopy(model)
+        spots = _spots(bad, [])
+        for _ in range(fdp.ConsumeIntInRange(1, 4)):
+            holder, key = spots[fdp.ConsumeIntInRange(0, len(spots) - 1)]
+            action, old = fdp.ConsumeIntInRange(0, 3), holder[key]
+            if action == 0 and isinstance(holder, dict):
+                del holder[key]
+            elif action == 1 and type(old) is int:
+                holder[key] = old + fdp.ConsumeIntInRange(-3, 3) * 2 ** fdp.ConsumeIntInRange(0, 64)
+            elif action == 2 and isinstance(holder, list):
+                holder[key] = copy.deepcopy(holder[fdp.ConsumeIntInRange(0, len(holder) - 1)])
+            else:
+                holder[key] = POISON[fdp.ConsumeIntInRange(0, len(POISON) - 1)]
+            spots = _spots(bad, [])  # a deleted or replaced subtree takes its spots with it
+        section = zstandard.ZstdCompressor().compress(json.dumps(bad).encode())
+        file = zeroc.Dictionary(d.content, d.serialization, d.codec, d.schema, model=section).to_bytes()
+        try:
+            loaded = zeroc.Dictionary.from_bytes(file)
+            codec = zeroc.Codec(loaded, frame_id="context", max_decoded_size=LIMIT)
+        except zeroc.ZerocError:
+            return
+        for value in values:
+            try:
+                frame = codec.encode(value)
+            except zeroc.ZerocError:
+                continue
+            back = codec.decode(frame)  # what the model wrote, it reads: any error is a finding
+            if json.dumps(back) != json.dumps(value):
+                raise AssertionError(f"a loaded model gave back {back!r:.200} for {value!r:.200}")
+        try:
+            codec.decode(bytes([LEARNED_TAG]) + fdp.ConsumeBytes(fdp.remaining_bytes()))
+        except zeroc.ZerocError:
+            pass
+
+    return run
+
+
+LEARNED_TAG = 0x0C  # a frame of method 4 (learned) naming its dictionary by context, no checksum
+
+
+def _spots(tree: Any, out: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """Every (container, key) of a JSON document, depth first."""
+    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list) else ()
+    for k, v in items:
+        out.append((tree, k))
+        _spots(v, out)
+    return out
+
+
 def container_target() -> Callable[[bytes], None]:
     def run(data: bytes) -> None:
         try:
@@ -163,6 +245,7 @@ TARGETS = {
     "stream": stream_target,
     "learned": learned_target,
     "dictionary": dictionary_target,
+    "model": model_target,
     "container": container_target,
     "cbor-packed": cbor_packed_target,
     "http": http_target,
@@ -188,6 +271,8 @@ def seeds(target: str) -> list[bytes]:
         for path in sorted(VECTORS.glob("learned*.json")):
             doc = json.loads(path.read_text())
             out += [bytes([i % 8]) + bytes.fromhex(v["frame_hex"]) for i, v in enumerate(doc["valid"])]
+    elif target == "model":  # choices for FuzzedDataProvider: which model, where, what
+        out += [random.Random(i).randbytes(32) for i in range(32)]
     elif target == "dictionary":
         out += [p.read_bytes() for p in sorted(VECTORS.glob("*.zcd"))]
     elif target == "container":
