@@ -155,7 +155,7 @@ def model_target() -> Callable[[bytes], None]:
             elif action == 2 and isinstance(holder, list):
                 holder[key] = copy.deepcopy(holder[fdp.ConsumeIntInRange(0, len(holder) - 1)])
             else:
-                holder[key] = POISON[fdp.ConsumeIntInRange(0, len(POISON) - 1)]
+                holder[key] = copy.deepcopy(POISON[fdp.ConsumeIntInRange(0, len(POISON) - 1)])
             spots = _spots(bad, [])  # a deleted or replaced subtree takes its spots with it
         section = zstandard.ZstdCompressor().compress(json.dumps(bad).encode())
         file = zeroc.Dictionary(d.content, d.serialization, d.codec, d.schema, model=section).to_bytes()
