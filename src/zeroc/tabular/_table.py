@@ -205,10 +205,12 @@ def encode_table(
         full = set(names).intersection(*map(set, shapes))
     derived: dict[str, dict[str, Any]] = {}
     sources = {k: v for k, v in columns.items() if k in full}  # a sparse column aligns with no other
+    used: set[str] = set()  # the sources of derived columns, which stay stored (spec §1.1)
     for name in sources:
-        d = _derive(name, sources, set(derived))
+        d = None if name in used else _derive(name, sources, set(derived))
         if d is not None and d["derived"] not in derived:
             derived[name] = d
+            used.add(d["derived"])
     stored = [encode_column(columns[name], w, depth) for name in names if name not in derived]
     head["columns"] = stored + [[name, d] for name, d in derived.items()]  # bare: the next key
     return head
