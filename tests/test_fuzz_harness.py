@@ -31,3 +31,17 @@ def test_short_fuzz_run_finds_nothing(target: str, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"Done {runs} runs" in run.stderr
     assert len(list(corpus.iterdir())) >= 3  # seeded from the vectors, then grown
+
+
+def test_a_grown_corpus_replays_and_mutates_without_findings(tmp_path: Path) -> None:
+    """fuzz/replay.py (the pass under the sanitizers, docs/FUZZING.md) reads the corpus a
+    coverage-guided run grew, then mutates it: every input raises only Zeroc's errors."""
+    corpus = tmp_path / "corpus"
+    grow = [sys.executable, str(HARNESS), "stream", "-runs=500", "-seed=2", str(corpus)]
+    assert subprocess.run(grow, capture_output=True, text=True, timeout=600).returncode == 0
+    inputs = len(list(corpus.iterdir()))
+    replay = [sys.executable, str(HARNESS.parent / "replay.py"), "stream", str(corpus), "3000", "5"]
+    run = subprocess.run(replay, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert f"stream: {inputs} corpus inputs and 3000 mutations" in run.stdout
+    assert run.stdout.rstrip().endswith("0 findings")
