@@ -82,6 +82,45 @@ def test_derived_columns_come_from_stored_ones_and_read_back() -> None:
             assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
 
 
+@st.composite
+def related_columns(draw: st.DrawFn) -> list[dict[str, object]]:
+    """Rows whose string columns are one root text as it is, inside a prefix and suffix, or
+    URL-quoted there, beside unrelated, absent and non-string values: what _derive looks for."""
+    import urllib.parse
+
+    text = st.text(alphabet="ab /%\u00e90", max_size=4)
+    affix = st.sampled_from(["", "/", "x", "https://h/", "a b", "%2"])
+    kinds = st.sampled_from(["root", "wrap", "quote", "other", "absent", "mixed"])
+    roots = draw(st.lists(text, min_size=1, max_size=6))
+    specs = draw(st.lists(st.tuples(kinds, affix, affix), min_size=1, max_size=5))
+    rows: list[dict[str, object]] = []
+    for r in roots:
+        row: dict[str, object] = {}
+        for j, (kind, p, s) in enumerate(specs):
+            if kind == "absent" and draw(st.booleans()):
+                continue
+            row[f"c{j}"] = {
+                "root": r,
+                "quote": p + urllib.parse.quote(r, safe="/") + s,
+                "other": draw(text),
+                "mixed": draw(st.sampled_from([None, 1, r])),
+            }.get(kind, p + r + s)
+        rows.append(row)
+    return rows
+
+
+@settings(max_examples=600)
+@given(related_columns(), st.data())
+def test_tables_of_related_string_columns_read_back_whole_and_in_ranges(
+    table: list[dict[str, object]], data: st.DataObject
+) -> None:
+    block = encode_block(table)
+    assert same(decode_block(block), table)
+    lo = data.draw(st.integers(0, len(table)))
+    hi = data.draw(st.integers(lo, len(table)))
+    assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
+
+
 @pytest.mark.parametrize("name", [*CORPORA, "instruments.json"])
 def test_ranges_of_the_real_documents_rows(name: str) -> None:
     doc = corpus(name)
