@@ -6,6 +6,7 @@ import json
 import random
 import subprocess
 import sys
+import tempfile
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,12 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import DATA, damaged
+from tests.strategies import json_values, keyed
+from tests.test_json import same
 from zeroc import DecodeError, LimitExceeded, ZerocError
 from zeroc.tabular import ContainerReader, ContainerWriter, append, pack, pack_file, unpack
 
@@ -383,3 +388,52 @@ def test_a_block_of_two_to_the_26_empty_arrays_is_refused_before_it_is_built() -
     assert len(block) < 250
     with pytest.raises(LimitExceeded, match="max_values"):
         decode_block(block)
+
+
+_rowsets = st.one_of(
+    st.lists(json_values, max_size=25),
+    keyed,
+    st.lists(st.dictionaries(st.sampled_from("abcdef"), json_values, max_size=5), max_size=25),
+)
+_documents = st.one_of(
+    _rowsets, json_values, st.builds(lambda rows, meta: {"meta": meta, "rows": rows}, _rowsets, json_values)
+)
+
+
+@settings(max_examples=100)
+@given(_documents, st.integers(1, 6), st.booleans(), st.booleans(), _rowsets, st.data())
+def test_any_document_packs_reads_by_range_and_appends_exactly(
+    doc: Any, chunk_rows: int, checksum: bool, portable: bool, more: list[Any], data: st.DataObject
+) -> None:
+    """Any JSON document in chunks of 1-6 rows, checksummed or not, portable or not: the whole
+    document, its table's rows over any range (across chunk boundaries) by rows, iter_rows and
+    row, and after rows are appended, all read back exactly."""
+    out = io.BytesIO()
+    pack(doc, out, chunk_rows=chunk_rows, checksum=checksum, portable=portable)
+    reader = ContainerReader(io.BytesIO(out.getvalue()))
+    assert same(reader.document(), doc)
+    path = reader.footer["path"]
+    if path is None:  # one whole document, its only row
+        assert len(reader) == 1 and same(reader.rows(0, 5), [doc])
+        return
+    table = doc
+    for key in path:
+        table = table[key]
+    n = len(reader)
+    assert n == len(table)
+    a = data.draw(st.integers(0, n))
+    b = data.draw(st.integers(a, n + 2))
+    assert same(reader.rows(a, b), table[a:b]) and same(list(reader.iter_rows(a, b)), table[a:b])
+    if n:
+        i = data.draw(st.integers(0, n - 1))
+        assert same(reader.row(i), table[i])
+    with tempfile.TemporaryDirectory() as folder:  # (pytest's tmp_path is one for all examples)
+        file = Path(folder) / "t.zct"
+        file.write_bytes(out.getvalue())
+        assert append(file, more, chunk_rows=chunk_rows) == len(more)
+        with ContainerReader(open(file, "rb")) as grown:
+            assert len(grown) == n + len(more) and same(grown.rows(0, n + len(more)), table + more)
+            whole = grown.document()
+    for key in path:
+        whole = whole[key]
+    assert same(whole, table + more)
