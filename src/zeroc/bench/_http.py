@@ -3,18 +3,17 @@ Starlette's ``GZipMiddleware``, on the demo's responses, in one run.
 
 Each configuration is the demo's FastAPI app (or its Flask twin) served by its own server process
 on loopback (uvicorn, or waitress for WSGI), with access logs off. A client process sends a fixed
-number of keep-alive requests, and the server's CPU time (user + system, from ``/proc``, so
-Linux only) is read before and after: CPU per request is what the server spends, whatever the
-client and the rest of the machine do, which wall-clock latency on a shared 2-core machine is
-not. The requests carry a browser's ``Accept-Encoding`` (``gzip, deflate, br, zstd``) or
-``gzip`` alone, and ``Accept: application/json``; the responses are one Order (323 B of JSON)
-and the list of 50 (17,896 B).
+number of keep-alive requests, and the server's CPU time (each of its threads' time on a CPU, in
+ns, from ``/proc/<pid>/task/*/schedstat``, so Linux only) is read before and after: CPU per
+request is what the server spends, whatever the client and the rest of the machine do, which
+wall-clock latency on a shared 2-core machine is not. The requests carry a browser's
+``Accept-Encoding`` (``gzip, deflate, br, zstd``) or ``gzip`` alone, and ``Accept:
+application/json``; the responses are one Order (323 B of JSON) and the list of 50 (17,896 B).
 """
 
 from __future__ import annotations
 
 import http.client
-import os
 import random
 import socket
 import statistics
@@ -71,9 +70,23 @@ def serve(kind: str, port: int, dictionary_path: str) -> None:
         uvicorn.run(application, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+def _cpu_ns(pid: int) -> dict[str, int]:
+    """Each thread's time on a CPU so far, in ns (the first field of its ``schedstat``): exact,
+    where ``/proc/<pid>/stat``'s user + system time comes in clock ticks of 10 ms, more than a
+    short round's difference between two servers. Per thread, since a process's own
+    ``schedstat`` is its main thread's (waitress and FastAPI's sync routes work in threads)."""
+    times = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            times[task.name] = int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):  # a thread that ended meanwhile
+            continue
+    return times
+
+
+def _cpu_seconds_between(before: dict[str, int], after: dict[str, int]) -> float:
+    """The CPU the threads spent between two readings (a thread started since counts whole)."""
+    return sum(t - before.get(tid, 0) for tid, t in after.items()) / 1e9
 
 
 def _free_port() -> int:
@@ -123,8 +136,8 @@ def run(
     """CPU per request of every configuration on every response and Accept-Encoding
     (``requests`` per case: by default QUICK or FULL). All servers run at once and are measured
     in ROUNDS short rounds, each taking the servers in a new order, so that a slow spell of the
-    machine falls on all of them; each figure is its CPU over all rounds per request (a round's
-    own is a few clock ticks, kept in ``cpu_us_rounds``)."""
+    machine falls on all of them; each figure is its CPU over all rounds per request (each
+    round's own is kept in ``cpu_us_rounds``)."""
     from zeroc.http.demo import train_demo_dictionary
 
     say = progress or (lambda msg: None)
@@ -155,9 +168,10 @@ def run(
                             random.Random(r).shuffle(order)
                             for kind in order:
                                 proc = servers[kind][0]
-                                before = _cpu_seconds(proc.pid)
+                                before = _cpu_ns(proc.pid)
                                 last[kind] = _requests(conns[kind], path, header, per_round)
-                                cpu[kind].append((_cpu_seconds(proc.pid) - before) / per_round * 1e6)
+                                spent = _cpu_seconds_between(before, _cpu_ns(proc.pid))
+                                cpu[kind].append(spent / per_round * 1e6)
                     finally:
                         for conn in conns.values():
                             conn.close()
@@ -227,8 +241,8 @@ def markdown(result: dict[str, Any], command: str) -> str:
         f"Measured with `{command}` ({result['requests']:,} keep-alive requests per case after "
         f"{WARMUP} to warm up, in {result['rounds']} short rounds, each taking the servers, which "
         "all run at once, in a new order; each figure is the server's CPU over all rounds). Server "
-        "CPU per request (user "
-        "+ system time of the server process from /proc), so the client does not count. FastAPI on uvicorn "
+        "CPU per request (the server's threads' time on a CPU, in ns, from "
+        "/proc/<pid>/task/*/schedstat), so the client does not count. FastAPI on uvicorn "
         "(bare, Starlette's GZipMiddleware at its default level 9, ZerocMiddleware) and Flask on "
         "waitress (bare, ZerocWSGIMiddleware), each serving the demo's app; `Accept: "
         "application/json`, so the bound routes answer JSON in a content coding.",
