@@ -60,7 +60,7 @@ def block_head(block: bytes) -> tuple[bytes, bytes]:
     """A column block's JSON head text and text pool (spec/TABULAR_FORMAT.md §1)."""
     from zeroc.tabular import _columns
 
-    text = _columns.unzstd(block[4 + int.from_bytes(block[:4], "little") :], 1 << 24)
+    text = _columns.unpack_text(block[4 + int.from_bytes(block[:4], "little") :], 1 << 24)
     m = int.from_bytes(text[:4], "little")
     return text[4 : 4 + m], text[4 + m :]
 

@@ -339,6 +339,59 @@ def test_hostile_blocks_raise_only_zeroc_errors() -> None:
         decode_block(encode_block(list(range(1000))), limit=100)
 
 
+def test_brotli_texts_where_smaller_and_every_damage_refused() -> None:
+    """Outside portable blocks the head and pool go as a brotli text where that is smaller than
+    zstd's frame (spec §1): here on GitHub events, which then read back exactly. Every cut, a
+    declared size one off either way or past the limit, a byte after the stream, and a bomb
+    (16 MiB of zeros declared as 64 bytes) are refused with Zeroc's errors."""
+    import brotli
+
+    doc = corpus("github_events.json")
+    block, portable = encode_block(doc), encode_block(doc, portable=True)
+    p = int.from_bytes(block[:4], "little")
+    assert block[4 + p : 5 + p] == b"b" and len(block) < len(portable)
+    assert portable[4 + int.from_bytes(portable[:4], "little") :][:4] == b"\x28\xb5\x2f\xfd"
+    assert decode_block(block) == doc == decode_block(portable)
+    at = 5 + p  # the declared size S
+    size = int.from_bytes(block[at : at + 4], "little")
+
+    def declared(n: int) -> bytes:
+        return block[:at] + n.to_bytes(4, "little") + block[at + 4 :]
+
+    for cut in range(4 + p, len(block)):
+        with pytest.raises(DecodeError):
+            decode_block(block[:cut])
+    with pytest.raises(DecodeError, match="corrupt brotli"):
+        decode_block(block + b"\0")
+    with pytest.raises(DecodeError, match="less than"):
+        decode_block(declared(size + 1))
+    with pytest.raises(DecodeError, match="more than"):
+        decode_block(declared(size - 1))
+    with pytest.raises(LimitExceeded):
+        decode_block(declared(2**32 - 1))
+    with pytest.raises(LimitExceeded):
+        decode_block(block, limit=size - 1)
+    bomb = b"\0\0\0\0b" + (64).to_bytes(4, "little") + brotli.compress(b"\0" * (16 << 20), quality=5)
+    with pytest.raises(DecodeError, match="more than"):
+        decode_block(bomb)
+
+
+@settings(max_examples=200)
+@given(
+    st.binary(max_size=3000)
+    | st.lists(st.sampled_from(["the ", "of ", "text ", "zeroc ", '{"a":']), max_size=600).map(
+        lambda w: "".join(w).encode()
+    )
+)
+def test_block_texts_round_trip_in_either_coding(raw: bytes) -> None:
+    """A block's head and pool come back exactly from whichever coding is smaller (brotli's
+    text or zstd's frame), and a portable block's are always zstd's."""
+    frame, text = C.pack_text(raw, True), C.pack_text(raw, False)
+    assert frame[:4] == b"\x28\xb5\x2f\xfd" and C.unpack_text(frame, len(raw)) == raw
+    assert text[:1] in (b"(", b"b") and len(text) <= len(frame)
+    assert C.unpack_text(text, len(raw)) == raw
+
+
 def test_beats_json_zstd19_on_the_real_documents() -> None:
     import zstandard
 

@@ -344,6 +344,43 @@ def test_map_container_vector_reads_and_is_written_again(v: dict[str, Any]) -> N
     written_again(data, MAPS["document"], chunk_rows=v["chunk_rows"], portable=True)
 
 
+BROTLI = json.loads((VECTORS / "containers-brotli.json").read_text())
+
+
+@pytest.mark.parametrize("v", BROTLI["valid"], ids=lambda v: v["file"])
+def test_brotli_text_container_vector_reads_and_is_written_again(v: dict[str, Any]) -> None:
+    """Blocks whose head and pool are a brotli text (spec §1) read back exactly, whole and by
+    range, and are written again no larger; the portable profile writes zstd frames instead."""
+    import io
+
+    from zeroc.tabular import ContainerReader, pack
+
+    data = (VECTORS / v["file"]).read_bytes()
+    reader = ContainerReader(io.BytesIO(data))
+    rows = BROTLI["document"]["rows"]
+    assert reader.document() == BROTLI["document"] and not reader.footer.get("portable")
+    assert reader.rows(50, 70) == rows[50:70]
+    texts = [data[at + 4 + int.from_bytes(data[at : at + 4], "little")] for at, *_ in reader.footer["chunks"]]
+    assert texts == [ord("b")] * len(texts)
+    written_again(data, BROTLI["document"], chunk_rows=v["chunk_rows"])
+    portable = io.BytesIO()
+    pack(BROTLI["document"], portable, chunk_rows=v["chunk_rows"], portable=True)
+    footer = ContainerReader(io.BytesIO(portable.getvalue())).footer
+    out = portable.getvalue()
+    assert {out[at + 4 + int.from_bytes(out[at : at + 4], "little")] for at, *_ in footer["chunks"]} == {0x28}
+    assert len(out) > len(data)
+
+
+@pytest.mark.parametrize("v", BROTLI["invalid"], ids=lambda v: v["file"])
+def test_invalid_brotli_text_vector_raises_the_named_error(v: dict[str, Any]) -> None:
+    import io
+
+    from zeroc.tabular import ContainerReader
+
+    with pytest.raises(getattr(zeroc, v["error"])):
+        ContainerReader(io.BytesIO((VECTORS / v["file"]).read_bytes())).document()
+
+
 COMPACT = json.loads((VECTORS / "containers-compact.json").read_text())
 
 

@@ -1,7 +1,7 @@
 // Column blocks and the .zct container (spec/TABULAR_FORMAT.md): rows, a row range, the whole
-// document, and numeric columns straight into typed arrays. pcodec has no JavaScript decoder:
-// a `pco` column raises UnsupportedFrame, and files written for browsers use the portable
-// profile (`zeroc pack --portable`), whose integer and float columns are zstd.
+// document, and numeric columns straight into typed arrays. pcodec and brotli have no decoder
+// here: a `pco` column or a brotli block text raises UnsupportedFrame, and files written for
+// browsers use the portable profile (`zeroc pack --portable`): zstd throughout.
 
 import { crc32 } from "./crc32.js";
 import { ChecksumMismatch, DecodeError, LimitExceeded, UnsupportedFrame } from "./errors.js";
@@ -711,6 +711,10 @@ function openBlock(data: Uint8Array, limit: number, maxBuilt: number): Opened {
   if (data.length < 4) throw new DecodeError("block is shorter than its header");
   const p = (data[0] | (data[1] << 8) | (data[2] << 16) | (data[3] << 24)) >>> 0;
   if (4 + p > data.length) throw new DecodeError("block payloads run past the block");
+  if (data[4 + p] === 0x62) {
+    // A brotli text (spec/TABULAR_FORMAT.md §1), which only files that are not portable hold.
+    throw new UnsupportedFrame("a brotli block text: write the file with the portable profile to read it here");
+  }
   const text = zstdDecompress(data.subarray(4 + p), { maxSize: limit });
   if (text.length < 4) throw new DecodeError("block head runs past its frame");
   const m = (text[0] | (text[1] << 8) | (text[2] << 16) | (text[3] << 24)) >>> 0;

@@ -161,6 +161,15 @@ for (const v of compacted.valid) {
   });
 }
 
+// Brotli block texts are only in files that are not portable; this package has no brotli decoder.
+const brotlied = vectors("containers-brotli.json");
+for (const v of brotlied.valid) {
+  test(`container ${v.file} with brotli block texts raises UnsupportedFrame, naming the portable profile`, () => {
+    rejects(() => zeroc.Table.open(bytes(v.file)).document(), "UnsupportedFrame");
+    assert.throws(() => zeroc.Table.open(bytes(v.file)).rows(0, 1), /portable profile/);
+  });
+}
+
 test("ranges that start and end anywhere in a chunk build the rows that slicing the whole gives", () => {
   // Maps, sparse tables, arrays, tagged columns and derived ones, read in part (decodeRows).
   for (const [set, v] of [[mapped, mapped.valid[0]], [compacted, compacted.valid[0]]]) {

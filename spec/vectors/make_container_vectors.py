@@ -3,7 +3,8 @@ version 1 and as version 2 (checksummed), and a version-2 file with one flipped 
 (containers.json); a portable file of a time series, every kind of column but pcodec's
 (containers-portable.json); timestamps as text (containers-stamps.json); maps and sparse
 tables (containers-maps.json); compact heads over every kind of column a portable block has
-(containers-compact.json). Released vectors are never edited.
+(containers-compact.json); brotli block texts, outside portable files (containers-brotli.json).
+Released vectors are never edited.
 
 python spec/vectors/make_container_vectors.py        # writes the sets not yet written
 """
@@ -189,6 +190,72 @@ def compacted() -> None:
             assert f'"e":"{name}"'.encode() in text, name  # each named encoding, compacted
 
 
+def notes(n: int) -> dict[str, object]:
+    """``n`` short notes in English words: text that brotli codes smaller than zstd does."""
+    rng = random.Random(17)
+    words = (
+        "the of and to in is that for it as with was on be at by this had not are but from or have "
+        "an they which one you were her all she there would their we him been has when who will more "
+        "no if out so said what up its about into than them can only other new some could time these "
+        "two may then do first any my now such like our over man me even most made after also did "
+        "many before must through back years where much your way well down should because each just"
+    ).split()
+    people = ["alice", "bob", "carol", "dave", "erin", "frank"]
+    rows = [
+        {"id": i, "author": rng.choice(people), "text": " ".join(rng.choices(words, k=rng.randint(4, 14)))}
+        for i in range(n)
+    ]
+    return {"source": "golden vector", "rows": rows}
+
+
+def _brotli_texts(data: bytes) -> list[int]:
+    """Where each block's brotli text begins (its byte b), from the container's footer."""
+    from zeroc.tabular import ContainerReader
+
+    footer = ContainerReader(io.BytesIO(data)).footer
+    starts = []
+    for offset, *_ in [*footer["chunks"], *([footer["skeleton"]] if footer["skeleton"] else [])]:
+        payloads = int.from_bytes(data[offset : offset + 4], "little")
+        if data[offset + 4 + payloads : offset + 5 + payloads] == b"b":
+            starts.append(offset + 4 + payloads)
+    return starts
+
+
+def brotli_texts() -> None:
+    """A container that is not portable, whose blocks hold brotli texts (spec/TABULAR_FORMAT.md
+    §1), and two version-1 files (no checksums to catch them first) whose first brotli text
+    declares one byte more than it holds (DecodeError) and more than any limit (LimitExceeded)."""
+    out = HERE / "containers-brotli.json"
+    if out.exists():
+        print(f"{out} exists: released vectors are never edited")
+        return
+    document = notes(120)
+    files = {}
+    for version in (1, 2):
+        buf = io.BytesIO()
+        pack(document, buf, chunk_rows=60, checksum=version == 2)
+        files[version] = buf.getvalue()
+    (HERE / "container-2-brotli.zct").write_bytes(files[2])
+    assert len(_brotli_texts(files[2])) == 2  # both chunks (the skeleton is smaller in zstd)
+    at = _brotli_texts(files[1])[0] + 1  # the declared size S
+    size = int.from_bytes(files[1][at : at + 4], "little")
+    invalid = []
+    for name, declared, error in (
+        ("container-1-brotli-long.zct", size + 1, "DecodeError"),
+        ("container-1-brotli-huge.zct", 0xFFFFFFFF, "LimitExceeded"),
+    ):
+        (HERE / name).write_bytes(files[1][:at] + declared.to_bytes(4, "little") + files[1][at + 4 :])
+        invalid.append({"file": name, "error": error})
+    doc = {
+        "spec": "spec/TABULAR_FORMAT.md section 1 (brotli text)",
+        "document": document,
+        "valid": [{"file": "container-2-brotli.zct", "version": 2, "chunk_rows": 60, "portable": False}],
+        "invalid": invalid,
+    }
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def zstandard_text(data: bytes) -> bytes:
     """The container's bytes with every zstd frame in it decompressed (to look for an encoding)."""
     import zstandard
@@ -208,6 +275,7 @@ def main() -> None:
     stamps()
     maps()
     compacted()
+    brotli_texts()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

@@ -450,7 +450,7 @@ def bench_cmd(
     show_default=True,
     help="CRC-32 of every chunk and of the footer (container version 2)",
 )
-@click.option("--portable", is_flag=True, help="no pcodec encodings: readable by the browser package (js/)")
+@click.option("--portable", is_flag=True, help="no pcodec, no brotli: readable by the browser package (js/)")
 @click.option(
     "--format",
     "fmt",

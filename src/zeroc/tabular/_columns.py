@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from datetime import datetime, timedelta
 from typing import Any
 
+import brotli
 import numpy as np
 import zstandard as zstd
 
@@ -58,6 +59,46 @@ def unzstd(data: bytes, limit: int) -> bytes:
 
 
 _unzstd = unzstd
+
+
+# -- a block's text: its head and pool (spec/TABULAR_FORMAT.md §1) ----------------------------
+BROTLI_TEXT = b"b"  # then uint32 S and a brotli stream of S bytes; a zstd frame begins with 28
+# Head and pool larger than this go to zstd alone: brotli at quality 11 codes ~1 MB a second.
+BROTLI_MAX = 1 << 20
+
+
+def pack_text(raw: bytes, portable: bool) -> bytes:
+    """A block's head and pool as zstd -19's frame or, outside portable blocks, as a brotli
+    text where that is smaller. brotli at quality 11 (context modelling, with a window that
+    fits the text) took the corpora's containers 8-13% below zstd -19 (spec change log)."""
+    frame = zstd.ZstdCompressor(level=ZSTD_LEVEL).compress(raw)
+    if portable or len(raw) > BROTLI_MAX:
+        return frame
+    window = min(24, max(10, (len(raw) - 1).bit_length()))
+    text: bytes = brotli.compress(raw, quality=11, lgwin=window)
+    if 5 + len(text) >= len(frame):
+        return frame
+    return BROTLI_TEXT + len(raw).to_bytes(4, "little") + text
+
+
+def unpack_text(data: bytes, limit: int) -> bytes:
+    """A block's head and pool from its zstd frame or brotli text, of at most ``limit`` bytes."""
+    if data[:1] != BROTLI_TEXT:
+        return unzstd(data, limit)
+    if len(data) < 5:
+        raise DecodeError("brotli text is shorter than its header")
+    size = int.from_bytes(data[1:5], "little")
+    if size > limit:
+        raise LimitExceeded(f"brotli text declares {size} bytes, over the limit of {limit}")
+    dec = brotli.Decompressor()
+    try:  # output_buffer_limit stops a bomb near the declared size (brotli adds at most a block)
+        out: bytes = dec.process(data[5:], output_buffer_limit=size + 1)
+    except brotli.error as exc:  # a corrupt stream, or bytes after its end
+        raise DecodeError(f"corrupt brotli text: {exc}") from exc
+    if len(out) != size or not dec.is_finished():
+        held = "more" if len(out) > size else "less"
+        raise DecodeError(f"brotli text holds {held} than the {size} bytes it declares")
+    return out
 
 
 # -- integers ---------------------------------------------------------------------------------

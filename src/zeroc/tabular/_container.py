@@ -47,7 +47,7 @@ class ContainerWriter:
     Holds at most one chunk of rows in memory. ``path`` is where the rows sit in the document
     (``None``: the container holds one whole document as its only row); ``skeleton`` — the
     document without its rows — may be set any time before ``close()``. ``portable`` writes
-    no pcodec encodings (readable in browsers, spec/TABULAR_FORMAT.md §1.2).
+    no pcodec encodings and no brotli texts (readable in browsers, spec/TABULAR_FORMAT.md §1.2).
     """
 
     def __init__(
@@ -390,7 +390,7 @@ def pack(
     doc: Any, file: BinaryIO, *, chunk_rows: int = CHUNK_ROWS, checksum: bool = True, portable: bool = False
 ) -> int:
     """Write an in-memory document as a container (checksummed, version 2, unless told not;
-    ``portable``: no pcodec encodings, for browsers); the rows written."""
+    ``portable``: no pcodec, no brotli, for browsers); the rows written."""
     path = table_path(doc)
     w = ContainerWriter(file, path=path, chunk_rows=chunk_rows, checksum=checksum, portable=portable)
     if path is None:

@@ -9,8 +9,8 @@ float column and a few length columns. Integers beyond 64 bits and anything deep
 ``MAX_DEPTH`` go through JSON text. Decoding rebuilds the identical values, key order included.
 
 Block layout (spec/TABULAR_FORMAT.md §1): uint32 LE size of the payloads, the payloads the head
-lists (in head order), then one zstd frame of the JSON head (in its compact form, ``_head``) and
-the text pool.
+lists (in head order), then one zstd frame (or brotli text, outside portable blocks, where it is
+smaller) of the JSON head (in its compact form, ``_head``) and the text pool.
 """
 
 from __future__ import annotations
@@ -516,9 +516,9 @@ def encode_block(value: Any, *, portable: bool = False) -> bytes:
     """One value (usually a list of rows) as a self-contained block; ``portable``: without
     pcodec encodings, for readers that lack it (spec/TABULAR_FORMAT.md §1.2).
 
-    Layout: uint32 LE size of the binary column payloads, the payloads, then one zstd frame
-    holding uint32 LE head size, the JSON head (compact, §1.3) and the text pool — one frame, so
-    key names in the head and text in the pool share a context.
+    Layout: uint32 LE size of the binary column payloads, the payloads, then one zstd frame (or
+    brotli text, the smaller) holding uint32 LE head size, the JSON head (compact, §1.3) and the
+    text pool — one stream, so key names in the head and text in the pool share a context.
     """
     w = _Writer()
     token = C.PORTABLE.set(portable)
@@ -528,9 +528,7 @@ def encode_block(value: Any, *, portable: bool = False) -> bytes:
         C.PORTABLE.reset(token)
     head = json.dumps(H.compact({"root": root}), separators=(",", ":")).encode()
     parts = b"".join(w.parts)
-    text = zstd.ZstdCompressor(level=19).compress(
-        len(head).to_bytes(4, "little") + head + b"".join(w.pool.parts)
-    )
+    text = C.pack_text(len(head).to_bytes(4, "little") + head + b"".join(w.pool.parts), portable)
     return len(parts).to_bytes(4, "little") + parts + text
 
 
@@ -583,7 +581,7 @@ def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Re
     p = int.from_bytes(data[:4], "little")
     if 4 + p > len(data):
         raise DecodeError("block payloads run past the block")
-    text = C.unzstd(data[4 + p :], limit)  # DecodeError or LimitExceeded where it is not one
+    text = C.unpack_text(data[4 + p :], limit)  # DecodeError or LimitExceeded where it is not one
     m = int.from_bytes(text[:4], "little")
     if len(text) < 4 + m:
         raise DecodeError("block head runs past its frame")
