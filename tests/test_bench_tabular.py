@@ -43,6 +43,7 @@ def test_run_layout_and_zeroc_is_smallest() -> None:
     assert set(docs) == {"github_events", "twitter", "apache_builds", "instruments", "canada", "aws_shapes"}
     for d in docs.values():
         assert d["cbor_packed_bytes"] < d["cbor_bytes"] and d["zeroc_bytes"] < d["json_bytes"]
+        assert 0 < d["json_brotli11_bytes"] < d["json_bytes"]
     assert docs["aws_shapes"]["zeroc_bytes"] < docs["aws_shapes"]["json_zstd19_bytes"]  # maps (issue 16)
     assert "| aws_shapes |" in T.markdown(result, "x")
 
