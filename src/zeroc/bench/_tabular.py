@@ -345,8 +345,8 @@ def _brotli11(data: bytes) -> bytes:
 
 def documents() -> dict[str, Any]:
     """Real documents (the corpora, and AWS API shapes built from botocore) as JSON + zstd-19,
-    JSON + brotli-11, CBOR Packed (+ zstd-19) and a Zeroc container: bytes, the ratio to JSON + zstd-19, pack
-    time, and a range read of 100 rows; every form read back and compared."""
+    JSON + brotli-11, CBOR Packed (+ zstd-19) and a Zeroc container: bytes, the ratio to JSON +
+    zstd-19, pack time, and a range read of 100 rows; every form read back and compared."""
     from zeroc.bench._corpora import _document
     from zeroc.tabular import ContainerReader, pack, pack_cbor, unpack_cbor
 

@@ -70,7 +70,7 @@ BROTLI_MAX = 1 << 20
 def pack_text(raw: bytes, portable: bool) -> bytes:
     """A block's head and pool as zstd -19's frame or, outside portable blocks, as a brotli
     text where that is smaller. brotli at quality 11 (context modelling, with a window that
-    fits the text) took the corpora's containers 8-13% below zstd -19 (spec change log)."""
+    fits the text) took the corpora's containers 2-13% below zstd -19 (spec change log)."""
     frame = zstd.ZstdCompressor(level=ZSTD_LEVEL).compress(raw)
     if portable or len(raw) > BROTLI_MAX:
         return frame

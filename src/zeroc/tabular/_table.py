@@ -514,7 +514,7 @@ def decode_table(
 # -- blocks ---------------------------------------------------------------------------------------
 def encode_block(value: Any, *, portable: bool = False) -> bytes:
     """One value (usually a list of rows) as a self-contained block; ``portable``: without
-    pcodec encodings, for readers that lack it (spec/TABULAR_FORMAT.md §1.2).
+    pcodec encodings or a brotli text, for readers that lack them (spec/TABULAR_FORMAT.md §1.2).
 
     Layout: uint32 LE size of the binary column payloads, the payloads, then one zstd frame (or
     brotli text, the smaller) holding uint32 LE head size, the JSON head (compact, §1.3) and the
