@@ -464,3 +464,114 @@ def test_stamps_that_do_not_write_back_stay_text() -> None:
         head, _ = C.encode_strings(values, C.Pool())
         assert head["enc"] != "stamp"
         assert decode_block(encode_block(values)) == values
+
+
+@st.composite
+def referring_rows(draw: st.DrawFn) -> list[dict[str, object]]:
+    """Records named by text of any kind (NULs, lone surrogates, wide characters), whose links
+    name records (or, now and then, something no record is called), often the same one: a
+    column of references to the names, with misses (spec §1.2 ``ref``)."""
+    text = st.text(alphabet="ab\x00\ud800\u00e9\U0001f600", min_size=0, max_size=5)
+    names = draw(st.lists(text, min_size=16, max_size=40, unique=True))
+    stray = draw(st.lists(text, max_size=3))
+    pick = st.sampled_from(names + stray) if stray else st.sampled_from(names)
+    return [{"name": n, "links": [{"to": draw(pick)} for _ in range(draw(st.integers(2, 5)))]} for n in names]
+
+
+@settings(max_examples=150)
+@given(referring_rows(), st.data())
+def test_columns_of_references_read_back_whole_and_in_ranges(
+    table: list[dict[str, object]], data: st.DataObject
+) -> None:
+    for portable in (False, True):
+        block = encode_block(table, portable=portable)
+        assert same(decode_block(block), table)
+        lo = data.draw(st.integers(0, len(table)))
+        hi = data.draw(st.integers(lo, len(table)))
+        assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
+
+
+def test_references_are_written_where_they_pay_and_refer_to_the_nearest_position() -> None:
+    """A column of names that another holds is written as positions there, each the one nearest
+    the position before (so repeated names cost small differences), the names it lacks as text;
+    a column that is not mostly another's stays as it is, and so do short ones."""
+    rng = random.Random(3)
+    names = [
+        f"{rng.choice(['Get', 'Put', 'List'])}{w}{i}"
+        for i, w in enumerate(rng.choices(["Bucket", "Key", "Tag"], k=400))
+    ]
+    names += names[:50]  # names that recur: a reference takes the occurrence nearest the last
+    links = [rng.choice(names) if rng.random() < 0.95 else f"Other{i}" for i in range(3000)]
+    rows = [{"name": n, "links": links[i * 6 : i * 6 + 6]} for i, n in enumerate(names)]
+    block = encode_block(rows)
+    head = json.loads(block_head(block)[0])
+    refs = [s for s in _strs(head) if isinstance(s, dict) and s.get("e") == "rf"]
+    assert len(refs) == 1 and refs[0]["sr"] == 0 and "tx" in refs[0]
+    assert decode_block(block) == rows
+    pool = C.Pool()
+    pool.register([f"s{i}" for i in range(20)] * 2, {"enc": "text"})  # each name at i and i + 20
+    (found, payload), text = C._reference(["s0"] * 40 + ["s19", "s0", "z"] * 10, pool)
+    positions = C.decode_ints(found["ints"], payload, 70).tolist()
+    assert positions[:40] == [0] * 40 and positions[40:46] == [19, 20, -1, 19, 20, -1]
+    assert text.parts == [b"\x00".join([b"z"] * 10)]
+    assert C._reference(["q"] * 70, pool) is None  # not found in the source
+    assert C._reference(["s0"] * 63, pool) is None  # too short to pay
+    pool = C.Pool()
+    pool.register(["a", "b"] * 40, {"enc": "dict"})
+    assert C._reference(["a"] * 70, pool) is None  # a source of few values: a dictionary pays
+
+
+def _strs(head: object) -> list[object]:
+    """Every str part of a compact head (its ``s`` members), in head order."""
+    out: list[object] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k == "s" and isinstance(v, dict):
+                    out.append(v)
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(head)
+    return out
+
+
+def test_forged_references_are_refused() -> None:
+    from zeroc.tabular._table import _Reader, decode_column
+
+    def ints(*v: int) -> dict[str, object]:
+        return {"enc": "inline", "values": list(v)}
+
+    names = {"kinds": {"str": {"enc": "prefix-int", "prefix": "n", "ints": ints(0, 1, 2)}}}
+
+    def run(ref: dict[str, object], n: int) -> object:
+        column = {"kinds": {"arr": {"lengths": ints(n), "items": {"kinds": {"str": ref}}}}}
+        table = {
+            "shapes": [["a", "b"]],
+            "columns": [
+                names,
+                {"kinds": {"arr": {"lengths": ints(0, 0, n), "items": column["kinds"]["arr"]["items"]}}},
+            ],
+        }
+        return decode_column({"kinds": {"obj": table}}, _Reader(b"", 0, 1 << 20, b"x"), 3)
+
+    good = run({"enc": "ref", "source": 0, "ints": ints(2, 0, -1), "text": {"enc": "text", "size": 1}}, 3)
+    assert good[2]["b"] == ["n2", "n0", "x"]
+    for ref, what in (
+        ({"enc": "ref", "source": 1, "ints": ints(0)}, "names no earlier"),  # itself
+        ({"enc": "ref", "source": -1, "ints": ints(0)}, "names no earlier"),
+        ({"enc": "ref", "source": "0", "ints": ints(0)}, "names no earlier"),
+        ({"enc": "ref", "source": 0, "ints": ints(3)}, "outside its source"),
+        ({"enc": "ref", "source": 0, "ints": ints(-2)}, "outside its source"),
+        ({"enc": "ref", "source": 0, "ints": ints(-1)}, "does not match its misses"),  # no text
+        (
+            {"enc": "ref", "source": 0, "ints": ints(0), "text": {"enc": "const", "value": "x"}},
+            "does not match",
+        ),
+        ({"enc": "ref", "source": 0, "ints": ints(-1), "text": {"enc": "const", "value": 1}}, "not a string"),
+    ):
+        with pytest.raises(DecodeError, match=what):
+            run(ref, 1)

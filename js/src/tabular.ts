@@ -77,6 +77,8 @@ class Reader {
   pos = 4;
   poolPos = 0;
   budget: number;
+  /** The block's string columns so far, in head order, which a later one may refer to (§1.2 `ref`). */
+  readonly sources: string[][] = [];
 
   constructor(
     readonly data: Uint8Array,
@@ -401,6 +403,30 @@ function decodeStrings(head: Head, payload: Uint8Array, n: number, r: Reader): s
     }
     return out;
   }
+  if (enc === "ref") {
+    const source = head.source;
+    if (typeof source !== "number" || !Number.isInteger(source) || source < 0 || source >= r.sources.length) {
+      throw new DecodeError("a reference column names no earlier string column");
+    }
+    const values = r.sources[source];
+    const positions = decodeInts(obj(head.ints, "a reference column's positions"), payload, n, r);
+    let misses = 0;
+    for (let i = 0; i < n; i++) {
+      const p = Number(positions[i]);
+      if (!(p >= -1 && p < values.length)) throw new DecodeError("a reference points outside its source column");
+      if (p === -1) misses++;
+    }
+    if ((head.text !== undefined) !== misses > 0) throw new DecodeError("a reference column's text does not match its misses");
+    const missed = misses ? decodeStrings(obj(head.text, "a reference column's text"), new Uint8Array(0), misses, r) : [];
+    if (missed.length !== misses) throw new DecodeError("a reference column's text holds the wrong number of values");
+    const out = new Array<string>(n);
+    let next = 0;
+    for (let i = 0; i < n; i++) {
+      const p = Number(positions[i]);
+      out[i] = p >= 0 ? values[p] : missed[next++];
+    }
+    return out;
+  }
   if (enc === "text") {
     const blob = r.text(head.size);
     if (head.lengths === undefined) {
@@ -494,9 +520,12 @@ function decodeColumn(head: Head, r: Reader, n: number, allowMissing = false, wa
       case "float":
         part = Array.from(decodeFloats(h, r.take(h), m, r).subarray(a, b));
         break;
-      case "str":
-        part = cut(decodeStrings(h, r.take(h), m, r));
+      case "str": {
+        const all = decodeStrings(h, r.take(h), m, r);
+        r.sources.push(all); // string columns are numbered in head order (spec §1.2)
+        part = cut(all);
         break;
+      }
       case "obj":
         part = "keys" in h ? decodeMap(h, r, m, [a, b]) : decodeTable(h, r, m, [a, b]);
         break;

@@ -161,6 +161,19 @@ for (const v of compacted.valid) {
   });
 }
 
+const referred = vectors("containers-refs.json");
+for (const v of referred.valid) {
+  test(`valid reference-column container ${v.file}: references to an earlier column, whole and by range`, () => {
+    const table = zeroc.Table.open(bytes(v.file));
+    const rows = referred.document.rows;
+    assert.deepEqual(table.document(), referred.document);
+    for (const [a, b] of [[0, 1], [70, 75], [149, 150]]) assert.deepEqual(table.rows(a, b), rows.slice(a, b));
+  });
+}
+for (const v of referred.invalid) {
+  test(`invalid reference container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
+}
+
 // Brotli block texts are only in files that are not portable; this package has no brotli decoder.
 const brotlied = vectors("containers-brotli.json");
 for (const v of brotlied.valid) {
@@ -172,7 +185,7 @@ for (const v of brotlied.valid) {
 
 test("ranges that start and end anywhere in a chunk build the rows that slicing the whole gives", () => {
   // Maps, sparse tables, arrays, tagged columns and derived ones, read in part (decodeRows).
-  for (const [set, v] of [[mapped, mapped.valid[0]], [compacted, compacted.valid[0]]]) {
+  for (const [set, v] of [[mapped, mapped.valid[0]], [compacted, compacted.valid[0]], [referred, referred.valid[0]]]) {
     const table = zeroc.Table.open(bytes(v.file));
     const rows = set.document.rows;
     for (let a = 0; a < rows.length; a += 37) {

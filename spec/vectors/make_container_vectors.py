@@ -3,7 +3,8 @@ version 1 and as version 2 (checksummed), and a version-2 file with one flipped 
 (containers.json); a portable file of a time series, every kind of column but pcodec's
 (containers-portable.json); timestamps as text (containers-stamps.json); maps and sparse
 tables (containers-maps.json); compact heads over every kind of column a portable block has
-(containers-compact.json); brotli block texts, outside portable files (containers-brotli.json).
+(containers-compact.json); brotli block texts, outside portable files (containers-brotli.json);
+a column of references to another (containers-refs.json).
 Released vectors are never edited.
 
 python spec/vectors/make_container_vectors.py        # writes the sets not yet written
@@ -14,12 +15,14 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zeroc.tabular import pack
+from zeroc import DecodeError
+from zeroc.tabular import ContainerReader, pack
 
 HERE = Path(__file__).parent
 DOCUMENT = {
@@ -256,6 +259,108 @@ def brotli_texts() -> None:
     print(f"wrote {out}")
 
 
+def catalogue(n: int) -> dict[str, object]:
+    """``n`` types of an API, each named, whose fields name other types of the catalogue (a
+    string column of references to the ``name`` column) or a few that it does not hold."""
+    rng = random.Random(19)
+    parts = ["Bucket", "Object", "Policy", "Tag", "Role", "Queue", "Topic", "Key", "Grant", "Rule"]
+    ends = ["", "List", "Summary", "Request", "Output", "Filter", "Status", "Config", "Id", "Arn"]
+    names = sorted({f"{rng.choice(parts)}{rng.choice(parts)}{rng.choice(ends)}" for _ in range(3 * n)})[:n]
+    rows = []
+    for name in names:
+        fields = [
+            {
+                "name": f,
+                "type": rng.choice(names) if rng.random() < 0.9 else rng.choice(["String", "Integer"]),
+            }
+            for f in rng.sample(
+                ["id", "name", "next", "items", "owner", "parent", "status"], rng.randint(1, 4)
+            )
+        ]
+        rows.append({"name": name, "fields": fields})
+    return {"source": "golden vector", "rows": rows}
+
+
+def references() -> None:
+    """A portable container whose field types are a reference column (spec/TABULAR_FORMAT.md
+    §1.2 ``ref``): values found in the name column, and a text of those it lacks; and two
+    version-1 files (no checksums to catch them first) whose head names the reference column's
+    own number as its source, and a position past the source's end (DecodeError both)."""
+    out = HERE / "containers-refs.json"
+    if out.exists():
+        print(f"{out} exists: released vectors are never edited")
+        return
+    document = catalogue(150)
+    files = {}
+    for version in (1, 2):
+        buf = io.BytesIO()
+        pack(document, buf, chunk_rows=150, checksum=version == 2, portable=True)
+        files[version] = buf.getvalue()
+    (HERE / "container-2-refs.zct").write_bytes(files[2])
+    ref = re.search(rb'\{"e":"rf","sr":(\d+),"i":\{"e":"zd"\},"tx":\d+,"n":(\d+)\}', zstandard_text(files[1]))
+    assert ref is not None, "a reference column with misses, its positions a zstd-delta payload"
+    source, size = int(ref.group(1)), int(ref.group(2))
+    number = 2  # the string columns before it: the rows' names, the fields' names
+    own = (f'"sr":{source},'.encode(), f'"sr":{number},'.encode())
+    invalid = []
+    for name, forged, error in (
+        ("container-1-refs-own.zct", _edited(files[1], own), "names no earlier string column"),
+        ("container-1-refs-past.zct", _edited(files[1], None, size), "points outside its source column"),
+    ):
+        try:
+            ContainerReader(io.BytesIO(forged)).document()
+        except DecodeError as exc:
+            assert error in str(exc), exc
+        else:
+            raise AssertionError(f"{name} decodes")
+        (HERE / name).write_bytes(forged)
+        invalid.append({"file": name, "error": "DecodeError"})
+    doc = {
+        "spec": "spec/TABULAR_FORMAT.md section 1.2 (ref)",
+        "document": document,
+        "valid": [{"file": "container-2-refs.zct", "version": 2, "chunk_rows": 150, "portable": True}],
+        "invalid": invalid,
+    }
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+def _edited(data: bytes, head: tuple[bytes, bytes] | None, last: int | None = None) -> bytes:
+    """A version-1 portable container with one change to its chunk: ``head`` = (old, new)
+    replaced once in its head, or (``last``: the size of its last payload, a zstd-delta
+    column's) that column's first integer made 1,000,000 (the zstd frames made again, the
+    footer moved to match)."""
+    import zstandard
+
+    footer = ContainerReader(io.BytesIO(data)).footer
+    ((offset, length, rows),) = footer["chunks"]
+    block = data[offset : offset + length]
+    p = int.from_bytes(block[:4], "little")
+    payloads = block[4 : 4 + p]
+    text = zstandard.ZstdDecompressor().decompress(block[4 + p :])
+    if head is not None:
+        assert text.count(head[0]) == 1
+        text = text.replace(*head)
+    if last is not None:
+        ints = bytearray(zstandard.ZstdDecompressor().decompress(payloads[-last:]))
+        ints[:8] = (1_000_000).to_bytes(8, "little")
+        column = zstandard.ZstdCompressor(level=19).compress(bytes(ints))
+        payloads = payloads[:-last] + column
+        assert text.count(f'"n":{last}}}'.encode()) == 1
+        text = text.replace(f'"n":{last}}}'.encode(), f'"n":{len(column)}}}'.encode())
+        size = int.from_bytes(text[:4], "little") + len(str(len(column))) - len(str(last))
+        text = size.to_bytes(4, "little") + text[4:]
+    block = len(payloads).to_bytes(4, "little") + payloads + zstandard.ZstdCompressor(level=19).compress(text)
+    footer["chunks"] = [[offset, len(block), rows]]
+    end = len(data) - 8 - int.from_bytes(data[-8:-4], "little")  # where the footer began
+    if footer["skeleton"] is not None:  # after the chunk: it moves by as much as the chunk grew
+        footer["skeleton"][0] += len(block) - length
+    tail = json.dumps(footer).encode()
+    return (
+        data[:offset] + block + data[offset + length : end] + tail + len(tail).to_bytes(4, "little") + b"ZRCT"
+    )
+
+
 def zstandard_text(data: bytes) -> bytes:
     """The container's bytes with every zstd frame in it decompressed (to look for an encoding)."""
     import zstandard
@@ -276,6 +381,7 @@ def main() -> None:
     maps()
     compacted()
     brotli_texts()
+    references()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

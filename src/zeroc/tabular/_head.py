@@ -41,6 +41,7 @@ ENCS = {
     "stamp": "st",
     "datetime": "dt",
     "json": "js",
+    "ref": "rf",
 }
 MEMBERS = {
     "value": "v",
@@ -61,6 +62,7 @@ MEMBERS = {
     "count": "ct",
     "format": "fm",
     "prefix": "p",
+    "source": "sr",
 }
 NESTED = frozenset({"ints", "codes", "table", "lengths", "text"})  # members that are encodings
 DERIVED = {"derived": "dv", "prefix": "p", "suffix": "s", "quoted": "q", "except": "ex"}

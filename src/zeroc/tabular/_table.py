@@ -126,6 +126,7 @@ def encode_column(values: list[Any], w: _Writer, depth: int = 0) -> dict[str, An
             parts["float"] = w.add(*C.encode_floats(sub))
         elif kind == STR:
             parts["str"] = w.add(*C.encode_strings(sub, w.pool))
+            w.pool.register(sub, parts["str"])  # string columns are numbered in head order (§1.2)
         elif kind == OBJ:
             parts["obj"] = encode_object(sub, w, depth + 1)
         elif kind == ARR:
@@ -339,6 +340,7 @@ def decode_column(
             part = C.decode_floats(h, r.take(h), m)[a:b].tolist()
         elif kind == STR:
             part = C.decode_strings(h, r.take(h), m, r.pool)
+            r.pool.sources.append(part)  # which a later column may refer to (spec §1.2)
             part = part if whole or len(part) != m else part[a:b]
         elif kind == OBJ:
             part = decode_map(h, r, m, (a, b)) if "keys" in h else decode_table(h, r, m, (a, b))
