@@ -213,6 +213,13 @@ def test_compact_heads_of_any_value_stand_for_their_spelt_out_heads(value: objec
     assert H.compact(H.read(text)) == json.loads(text)
 
 
+def _vector_rows(name: str) -> list[object]:
+    rows: list[object] = json.loads((Path(__file__).parents[1] / "spec" / "vectors" / name).read_text())[
+        "document"
+    ]["rows"]
+    return rows
+
+
 def test_hostile_compact_heads_raise_only_zeroc_errors() -> None:
     """Compact heads with a node replaced, spliced, renamed, dropped or nested 400 deep: each
     block decodes (to some value) or raises a Zeroc error, whole and as columns."""
@@ -222,6 +229,7 @@ def test_hostile_compact_heads_raise_only_zeroc_errors() -> None:
         encode_block(corpus("github_events.json")[:6]),
         encode_block([{"a": i, "b": f"x{i % 3}", "c": [i * 0.5, None]} for i in range(40)]),
         encode_block(mapped["document"]["rows"][:30]),  # a sparse table and a map
+        encode_block(_vector_rows("containers-refs.json")),  # a column of references
     ]
     heads = [json.loads(block_head(b)[0]) for b in seeds]
     refused = 0
@@ -327,6 +335,7 @@ def test_hostile_blocks_raise_only_zeroc_errors() -> None:
         encode_block(corpus("apache_builds.json")),
         encode_block([{"a": i, "b": f"x{i}", "c": i * 0.5} for i in range(500)]),
         encode_block(mapped["document"]["rows"]),  # a sparse table and a map
+        encode_block(_vector_rows("containers-refs.json")),  # a column of references
     ]
     for _ in range(3000):
         try:
