@@ -584,3 +584,58 @@ def test_forged_references_are_refused() -> None:
     ):
         with pytest.raises(DecodeError, match=what):
             run(ref, 1)
+
+
+@settings(max_examples=80)
+@given(
+    st.one_of(
+        st.lists(st.integers(0, 40), min_size=257, max_size=1500),  # codes: zstd-bytes, 1 byte
+        st.lists(st.sampled_from([7, 30_000, -5, 1 << 40]), min_size=257, max_size=1500),  # ids
+        st.lists(st.integers(-(2**63), 2**63 - 1), min_size=257, max_size=600),  # anything
+    ),
+    st.booleans(),
+)
+def test_integer_columns_round_trip_in_every_encoding_and_payload_coding(
+    values: list[int], portable: bool
+) -> None:
+    """Integer columns long enough for payloads round-trip whichever encoding wins, and a
+    payload is a brotli text (spec §1.2) only outside portable blocks."""
+    import numpy as np
+
+    token = C.PORTABLE.set(portable)
+    try:
+        head, payload = C.encode_ints(np.asarray(values, dtype=np.int64))
+    finally:
+        C.PORTABLE.reset(token)
+    assert C.decode_ints(head, payload, len(values)).tolist() == values
+    if portable:
+        assert head["enc"] != "pco" and payload[:1] != b"b"
+    block = encode_block([{"v": v} for v in values], portable=portable)
+    assert decode_block(block) == [{"v": v} for v in values]
+
+
+def test_codes_go_in_bytes_and_small_payloads_in_brotli_where_smaller() -> None:
+    """Codes that recur in runs (a table's shape ids, where records come in families) go as
+    themselves in one byte (zstd-bytes): not as differences, and not through pcodec, which sees
+    their frequencies but not their order; a payload is brotli where smaller and at most 64 KiB,
+    never in a portable block."""
+    import numpy as np
+
+    rng = random.Random(9)
+    phrases = [[rng.randrange(40) for _ in range(5)] for _ in range(12)]  # key sets recur in runs
+    runs = [c if rng.random() < 0.9 else rng.randrange(40) for _ in range(1000) for c in rng.choice(phrases)]
+    codes = np.asarray(runs, dtype=np.int64)  # where they do not, brotli's context models pay
+    head, payload = C.encode_ints(codes)
+    assert head == {"enc": "zstd-bytes", "width": 1} and payload[:1] == b"b"
+    token = C.PORTABLE.set(True)
+    try:
+        head, portable = C.encode_ints(codes)
+    finally:
+        C.PORTABLE.reset(token)
+    assert head == {"enc": "zstd-bytes", "width": 1} and portable[:4] == b"\x28\xb5\x2f\xfd"
+    assert len(payload) < len(portable)
+    big = C.encode_ints(np.tile(codes, 14)[: C.BROTLI_PAYLOAD + 1])
+    assert big[0]["enc"] == "zstd-bytes" and big[1][:4] == b"\x28\xb5\x2f\xfd"  # past 64 KiB: zstd alone
+    for cut in range(1, len(payload)):  # a cut brotli payload is refused, never read short
+        with pytest.raises((DecodeError, LimitExceeded)):
+            C.decode_ints(head, payload[:cut], 5000)

@@ -8,7 +8,7 @@ type Head = Record<string, unknown>;
 const KINDS: Record<string, string> = { m: "missing", n: "null", b: "bool", i: "int", f: "float", s: "str", o: "obj", a: "arr", x: "other" };
 const ENCS: Record<string, string> = {
   em: "empty", se: "series", pc: "pco", zd: "zstd-delta", zn: "zstd-narrow", de: "decimal", fz: "f64-zstd", fp: "f64-pco",
-  bi: "bits", pi: "prefix-int", di: "dict", te: "text", st: "stamp", dt: "datetime", js: "json", rf: "ref",
+  bi: "bits", pi: "prefix-int", di: "dict", te: "text", st: "stamp", dt: "datetime", js: "json", rf: "ref", zb: "zstd-bytes",
 };
 const MEMBERS: Record<string, string> = {
   v: "value", s: "start", d: "step", n: "len", f: "first", w: "width", k: "scale", u: "unit", z: "z",

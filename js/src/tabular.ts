@@ -114,6 +114,10 @@ class Reader {
   }
 
   unzstd(payload: Uint8Array, limit: number): Uint8Array {
+    if (payload[0] === 0x62) {
+      // A brotli payload (spec/TABULAR_FORMAT.md §1.2), which only files that are not portable hold.
+      throw new UnsupportedFrame("a brotli column payload: write the file with the portable profile to read it here");
+    }
     return zstdDecompress(payload, { maxSize: limit });
   }
 }
@@ -163,6 +167,16 @@ function decodeInts(head: Head, payload: Uint8Array, n: number, r: Reader): Ints
     const raw = r.unzstd(payload, (n - 1) * width);
     if (raw.length !== (n - 1) * width) throw new DecodeError(`integer column holds ${raw.length / width + 1} values, expected ${n}`);
     return narrowSum(first, raw, width, n);
+  }
+  if (enc === "zstd-bytes") {
+    const width = head.width;
+    if (width !== 1 && width !== 2 && width !== 4) throw new DecodeError(`integer column of width ${String(width).slice(0, 20)}`);
+    const raw = r.unzstd(payload, n * width);
+    if (raw.length !== n * width) throw new DecodeError(`integer column holds ${raw.length / width} values, expected ${n}`);
+    const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) out[i] = width === 1 ? view.getInt8(i) : width === 2 ? view.getInt16(2 * i, true) : view.getInt32(4 * i, true);
+    return out;
   }
   throw new DecodeError(`unknown integer encoding ${JSON.stringify(enc)}`);
 }

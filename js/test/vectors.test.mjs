@@ -174,6 +174,23 @@ for (const v of referred.invalid) {
   test(`invalid reference container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
 }
 
+const coded = vectors("containers-ints.json");
+for (const v of coded.valid) {
+  if (v.portable) {
+    test(`valid integer-code container ${v.file}: values in 1, 2 or 4 bytes, whole, by range, as columns`, () => {
+      const table = zeroc.Table.open(bytes(v.file));
+      const rows = coded.document.rows;
+      assert.deepEqual(table.document(), coded.document);
+      assert.deepEqual(table.rows(390, 400), rows.slice(390, 400));
+      assert.deepEqual(Array.from(table.columns(0, 400).user), rows.map((r) => r.user));
+    });
+  } else {
+    test(`container ${v.file} with brotli payloads raises UnsupportedFrame, naming the portable profile`, () => {
+      assert.throws(() => zeroc.Table.open(bytes(v.file)).rows(0, 1), /brotli column payload.*portable profile/);
+    });
+  }
+}
+
 // Brotli block texts are only in files that are not portable; this package has no brotli decoder.
 const brotlied = vectors("containers-brotli.json");
 for (const v of brotlied.valid) {

@@ -4,7 +4,8 @@ version 1 and as version 2 (checksummed), and a version-2 file with one flipped 
 (containers-portable.json); timestamps as text (containers-stamps.json); maps and sparse
 tables (containers-maps.json); compact heads over every kind of column a portable block has
 (containers-compact.json); brotli block texts, outside portable files (containers-brotli.json);
-a column of references to another (containers-refs.json).
+a column of references to another (containers-refs.json); integers as values in 1, 2 or 4 bytes,
+and payloads as brotli texts (containers-ints.json).
 Released vectors are never edited.
 
 python spec/vectors/make_container_vectors.py        # writes the sets not yet written
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zeroc import DecodeError
+from zeroc import DecodeError, LimitExceeded
 from zeroc.tabular import ContainerReader, pack
 
 HERE = Path(__file__).parent
@@ -297,15 +298,21 @@ def references() -> None:
         pack(document, buf, chunk_rows=150, checksum=version == 2, portable=True)
         files[version] = buf.getvalue()
     (HERE / "container-2-refs.zct").write_bytes(files[2])
-    ref = re.search(rb'\{"e":"rf","sr":(\d+),"i":\{"e":"zd"\},"tx":\d+,"n":(\d+)\}', zstandard_text(files[1]))
-    assert ref is not None, "a reference column with misses, its positions a zstd-delta payload"
-    source, size = int(ref.group(1)), int(ref.group(2))
+    ref = re.search(
+        rb'\{"e":"rf","sr":(\d+),"i":\{"e":"zb","w":(\d)\},"tx":\d+,"n":(\d+)\}', zstandard_text(files[1])
+    )
+    assert ref is not None, "a reference column with misses, its positions a zstd-bytes payload"
+    source, width, size = (int(g) for g in ref.groups())
     number = 2  # the string columns before it: the rows' names, the fields' names
     own = (f'"sr":{source},'.encode(), f'"sr":{number},'.encode())
     invalid = []
     for name, forged, error in (
         ("container-1-refs-own.zct", _edited(files[1], own), "names no earlier string column"),
-        ("container-1-refs-past.zct", _edited(files[1], None, size), "points outside its source column"),
+        (
+            "container-1-refs-past.zct",
+            _edited(files[1], None, (size, width)),
+            "points outside its source column",
+        ),
     ):
         try:
             ContainerReader(io.BytesIO(forged)).document()
@@ -325,11 +332,11 @@ def references() -> None:
     print(f"wrote {out}")
 
 
-def _edited(data: bytes, head: tuple[bytes, bytes] | None, last: int | None = None) -> bytes:
+def _edited(data: bytes, head: tuple[bytes, bytes] | None, last: tuple[int, int] | None = None) -> bytes:
     """A version-1 portable container with one change to its chunk: ``head`` = (old, new)
-    replaced once in its head, or (``last``: the size of its last payload, a zstd-delta
-    column's) that column's first integer made 1,000,000 (the zstd frames made again, the
-    footer moved to match)."""
+    replaced once in its head, or (``last``: the size and width of its last payload, a
+    zstd-bytes column's) that column's first integer made 2^(8 width - 2) (the zstd frames
+    made again, the footer moved to match)."""
     import zstandard
 
     footer = ContainerReader(io.BytesIO(data)).footer
@@ -342,8 +349,9 @@ def _edited(data: bytes, head: tuple[bytes, bytes] | None, last: int | None = No
         assert text.count(head[0]) == 1
         text = text.replace(*head)
     if last is not None:
+        last, width = last
         ints = bytearray(zstandard.ZstdDecompressor().decompress(payloads[-last:]))
-        ints[:8] = (1_000_000).to_bytes(8, "little")
+        ints[:width] = (1 << (8 * width - 2)).to_bytes(width, "little")
         column = zstandard.ZstdCompressor(level=19).compress(bytes(ints))
         payloads = payloads[:-last] + column
         assert text.count(f'"n":{last}}}'.encode()) == 1
@@ -359,6 +367,93 @@ def _edited(data: bytes, head: tuple[bytes, bytes] | None, last: int | None = No
     return (
         data[:offset] + block + data[offset + length : end] + tail + len(tail).to_bytes(4, "little") + b"ZRCT"
     )
+
+
+def coded(n: int) -> dict[str, object]:
+    """``n`` events whose integers are codes and ids (a kind among 40, a user among 200, a
+    retry count): values that differences scatter, long enough (over 256 rows) for payloads."""
+    rng = random.Random(23)
+    users = [rng.randrange(1, 30_000) for _ in range(200)]
+    rows = [
+        {
+            "kind": rng.choice(range(40)),
+            "user": rng.choice(users),
+            "retries": min(rng.expovariate(1.0), 9) // 1,
+        }
+        for _ in range(n)
+    ]
+    return {"source": "golden vector", "rows": [{**r, "retries": int(r["retries"])} for r in rows]}
+
+
+def _payloads(block: bytes) -> list[tuple[int, int]]:
+    """(offset, size) of each payload of a column block, from the ``n`` members of its head."""
+    from zeroc.tabular._columns import unpack_text
+
+    p = int.from_bytes(block[:4], "little")
+    text = unpack_text(block[4 + p :], 1 << 24)
+    sizes = [int(m) for m in re.findall(rb'"n":(\d+)', text[4 : 4 + int.from_bytes(text[:4], "little")])]
+    out, at = [], 4
+    for size in sizes:
+        out.append((at, size))
+        at += size
+    assert at == 4 + p
+    return out
+
+
+def integer_codes() -> None:
+    """Integers as values in 1, 2 or 4 bytes (``zstd-bytes``, spec/TABULAR_FORMAT.md §1.2): a
+    portable file, and one that is not, whose payloads are brotli texts; and a version-1 file
+    whose first brotli payload declares one byte more than it holds (DecodeError)."""
+    out = HERE / "containers-ints.json"
+    if out.exists():
+        print(f"{out} exists: released vectors are never edited")
+        return
+    document = coded(400)
+    files = {}
+    for name, portable, version in (
+        ("container-2-ints.zct", True, 2),
+        ("container-2-ints-brotli.zct", False, 2),
+        ("v1", False, 1),
+    ):
+        buf = io.BytesIO()
+        pack(document, buf, chunk_rows=400, checksum=version == 2, portable=portable)
+        files[name] = buf.getvalue()
+    assert zstandard_text(files["container-2-ints.zct"]).count(b'"e":"zb"') == 3, "every column in bytes"
+    for name in ("container-2-ints-brotli.zct", "v1"):
+        offset, length = ContainerReader(io.BytesIO(files[name])).footer["chunks"][0][:2]
+        block = files[name][offset : offset + length]
+        brotlis = [at for at, _size in _payloads(block) if block[at : at + 1] == b"b"]
+        assert brotlis, "a payload that is a brotli text"
+    at = offset + brotlis[0] + 1
+    size = int.from_bytes(files["v1"][at : at + 4], "little")
+    valid = []
+    for name in ("container-2-ints.zct", "container-2-ints-brotli.zct"):
+        (HERE / name).write_bytes(files[name])
+        valid.append(
+            {"file": name, "version": 2, "chunk_rows": 400, "portable": name == "container-2-ints.zct"}
+        )
+    invalid = []
+    for name, declared, error in (
+        ("container-1-ints-brotli-long.zct", size + 1, LimitExceeded),  # past the column's bytes
+        ("container-1-ints-brotli-short.zct", size - 1, DecodeError),  # the stream holds more
+    ):
+        forged = files["v1"][:at] + declared.to_bytes(4, "little") + files["v1"][at + 4 :]
+        try:
+            ContainerReader(io.BytesIO(forged)).document()
+        except error as exc:
+            assert "brotli" in str(exc), exc
+        else:
+            raise AssertionError(f"{name} decodes")
+        (HERE / name).write_bytes(forged)
+        invalid.append({"file": name, "error": error.__name__})
+    doc = {
+        "spec": "spec/TABULAR_FORMAT.md section 1.2 (zstd-bytes; payloads as brotli texts)",
+        "document": document,
+        "valid": valid,
+        "invalid": invalid,
+    }
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {out}")
 
 
 def zstandard_text(data: bytes) -> bytes:
@@ -382,6 +477,7 @@ def main() -> None:
     compacted()
     brotli_texts()
     references()
+    integer_codes()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

@@ -42,6 +42,7 @@ ENCS = {
     "datetime": "dt",
     "json": "js",
     "ref": "rf",
+    "zstd-bytes": "zb",
 }
 MEMBERS = {
     "value": "v",
