@@ -639,3 +639,57 @@ def test_codes_go_in_bytes_and_small_payloads_in_brotli_where_smaller() -> None:
     for cut in range(1, len(payload)):  # a cut brotli payload is refused, never read short
         with pytest.raises((DecodeError, LimitExceeded)):
             C.decode_ints(head, payload[:cut], 5000)
+
+
+@st.composite
+def schemas(draw: st.DrawFn) -> list[dict[str, object]]:
+    """Records as JSON Schema writes them: ``required`` lists keys of the ``properties`` after it
+    (now and then a key it lacks), beside columns unlike either."""
+    words = st.text(alphabet="abc\x00\u00e9", min_size=1, max_size=4)
+    keys = draw(st.lists(words, min_size=16, max_size=30, unique=True))
+    rows = []
+    for _ in range(draw(st.integers(20, 60))):
+        props = {
+            k: {"type": draw(st.sampled_from(["string", "integer"]))}
+            for k in draw(st.lists(st.sampled_from(keys), min_size=1, max_size=5, unique=True))
+        }
+        required = [k if draw(st.integers(0, 9)) else draw(words) for k in props if draw(st.booleans())]
+        rows.append({"title": draw(words), "required": required, "n": len(props), "properties": props})
+    return rows
+
+
+@settings(max_examples=100)
+@given(schemas(), st.data())
+def test_key_lists_written_after_their_objects_read_back_whole_and_in_ranges(
+    table: list[dict[str, object]], data: st.DataObject
+) -> None:
+    block = encode_block(table)
+    assert same(decode_block(block), table)
+    lo = data.draw(st.integers(0, len(table)))
+    hi = data.draw(st.integers(lo, len(table)))
+    assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
+    columns = {k: v if isinstance(v, list) else v.tolist() for k, v in decode_columns(block).items()}
+    assert same(columns, {k: [r[k] for r in table] for k in table[0]})
+
+
+def test_a_list_of_keys_goes_after_the_objects_it_names() -> None:
+    """``required`` moves after ``properties`` (and the head names it); a list that names keys
+    of no later column's objects, or too few strings, stays where it was."""
+    from zeroc.tabular._table import _key_lists_last
+
+    props = [{f"k{i}": 1, f"k{i + 1}": 2, f"k{i + 2}": 3} for i in range(40)]
+    required = [[f"k{i}", f"k{i + 2}"] for i in range(40)]
+    columns = {
+        "title": [f"t{i}" for i in range(40)],
+        "required": required,
+        "n": list(range(40)),
+        "properties": props,
+    }
+    assert _key_lists_last(list(columns), columns) == (["title", "n", "properties", "required"], {"required"})
+    columns["required"] = [[f"x{i}", f"k{i}"] for i in range(40)]  # half not keys: stays
+    assert _key_lists_last(list(columns), columns) == (list(columns), set())
+    columns["required"] = [[f"k{i}"] for i in range(40)]  # 40 strings: too few to refer
+    assert _key_lists_last(list(columns), columns) == (list(columns), set())
+    rows = [{"title": f"t{i}", "required": required[i], "n": 3, "properties": props[i]} for i in range(40)]
+    head = json.loads(block_head(encode_block(rows))[0])
+    assert ["required" in str(e[0]) for e in head["r"]["a"]["i"]["o"]["o"] if isinstance(e, list)] == [True]

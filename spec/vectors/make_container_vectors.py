@@ -261,59 +261,60 @@ def brotli_texts() -> None:
 
 
 def catalogue(n: int) -> dict[str, object]:
-    """``n`` types of an API, each named, whose fields name other types of the catalogue (a
-    string column of references to the ``name`` column) or a few that it does not hold."""
+    """``n`` types of an API, each named, whose members (keyed by field names: a map) name
+    other types of the catalogue (a string column of references to the ``name`` column) or a
+    few it does not hold, and whose ``required`` lists some of its members' keys (written after
+    them, as references to the map's key column)."""
     rng = random.Random(19)
     parts = ["Bucket", "Object", "Policy", "Tag", "Role", "Queue", "Topic", "Key", "Grant", "Rule"]
     ends = ["", "List", "Summary", "Request", "Output", "Filter", "Status", "Config", "Id", "Arn"]
     names = sorted({f"{rng.choice(parts)}{rng.choice(parts)}{rng.choice(ends)}" for _ in range(3 * n)})[:n]
+    prefixes = ("max", "next", "owner", "parent", "item", "tag", "min", "last", "first", "base")
+    fields = [f"{a}{b}" for a in prefixes for b in parts + ends[1:]]
     rows = []
     for name in names:
-        fields = [
-            {
-                "name": f,
-                "type": rng.choice(names) if rng.random() < 0.9 else rng.choice(["String", "Integer"]),
+        members = {}
+        for f in rng.sample(fields, rng.randint(1, 4)):
+            members[f] = {
+                "type": rng.choice(names) if rng.random() < 0.9 else rng.choice(["String", "Integer"])
             }
-            for f in rng.sample(
-                ["id", "name", "next", "items", "owner", "parent", "status"], rng.randint(1, 4)
-            )
-        ]
-        rows.append({"name": name, "fields": fields})
+        required = [f for f in members if rng.random() < 0.6]
+        rows.append({"name": name, "required": required, "members": members})
     return {"source": "golden vector", "rows": rows}
 
 
 def references() -> None:
     """A portable container whose field types are a reference column (spec/TABULAR_FORMAT.md
-    §1.2 ``ref``): values found in the name column, and a text of those it lacks; and two
-    version-1 files (no checksums to catch them first) whose head names the reference column's
-    own number as its source, and a position past the source's end (DecodeError both)."""
+    §1.2 ``ref``): the members' types as positions in the name column, with a text of those
+    it lacks, and ``required`` (written after the members, so the head names it) as positions in
+    the members' key column; and two version-1 files (no checksums to catch them first) whose
+    head names the first reference column's own number as its source, and moves the second's
+    positions past its source's end (DecodeError both)."""
     out = HERE / "containers-refs.json"
     if out.exists():
         print(f"{out} exists: released vectors are never edited")
         return
-    document = catalogue(150)
+    document = catalogue(300)
     files = {}
     for version in (1, 2):
         buf = io.BytesIO()
-        pack(document, buf, chunk_rows=150, checksum=version == 2, portable=True)
+        pack(document, buf, chunk_rows=300, checksum=version == 2, portable=True)
         files[version] = buf.getvalue()
     (HERE / "container-2-refs.zct").write_bytes(files[2])
-    ref = re.search(
-        rb'\{"e":"rf","sr":(\d+),"i":\{"e":"zb","w":(\d)\},"tx":\d+,"n":(\d+)\}', zstandard_text(files[1])
-    )
-    assert ref is not None, "a reference column with misses, its positions a zstd-bytes payload"
-    source, width, size = (int(g) for g in ref.groups())
-    number = 2  # the string columns before it: the rows' names, the fields' names
-    own = (f'"sr":{source},'.encode(), f'"sr":{number},'.encode())
+    text = zstandard_text(files[1])
+    types = b'{"e":"rf","sr":0,"i":{"e":"zb","w":2},"tx":'  # the name column is string column 0
+    required = b'{"e":"rf","sr":1,"i":{"e":"zn","f":0,'  # the members' keys are string column 1
+    assert text.count(types) == 1 and text.count(required) == 1 and b'["required",' in text
     invalid = []
-    for name, forged, error in (
-        ("container-1-refs-own.zct", _edited(files[1], own), "names no earlier string column"),
+    for name, edit, error in (  # the types are string column 2: after the names and the keys
+        ("container-1-refs-own.zct", (types, types.replace(b'"sr":0', b'"sr":2')), "names no earlier"),
         (
             "container-1-refs-past.zct",
-            _edited(files[1], None, (size, width)),
-            "points outside its source column",
+            (required, required.replace(b'"f":0', b'"f":100000')),
+            "outside its source",
         ),
     ):
+        forged = _edited(files[1], edit)
         try:
             ContainerReader(io.BytesIO(forged)).document()
         except DecodeError as exc:
@@ -325,48 +326,34 @@ def references() -> None:
     doc = {
         "spec": "spec/TABULAR_FORMAT.md section 1.2 (ref)",
         "document": document,
-        "valid": [{"file": "container-2-refs.zct", "version": 2, "chunk_rows": 150, "portable": True}],
+        "valid": [{"file": "container-2-refs.zct", "version": 2, "chunk_rows": 300, "portable": True}],
         "invalid": invalid,
     }
     out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {out}")
 
 
-def _edited(data: bytes, head: tuple[bytes, bytes] | None, last: tuple[int, int] | None = None) -> bytes:
-    """A version-1 portable container with one change to its chunk: ``head`` = (old, new)
-    replaced once in its head, or (``last``: the size and width of its last payload, a
-    zstd-bytes column's) that column's first integer made 2^(8 width - 2) (the zstd frames
-    made again, the footer moved to match)."""
+def _edited(data: bytes, edit: tuple[bytes, bytes]) -> bytes:
+    """A version-1 portable container with ``edit`` = (old, new) replaced once in its chunk's
+    head (the zstd frame made again, the footer moved to match)."""
     import zstandard
 
     footer = ContainerReader(io.BytesIO(data)).footer
     ((offset, length, rows),) = footer["chunks"]
     block = data[offset : offset + length]
     p = int.from_bytes(block[:4], "little")
-    payloads = block[4 : 4 + p]
     text = zstandard.ZstdDecompressor().decompress(block[4 + p :])
-    if head is not None:
-        assert text.count(head[0]) == 1
-        text = text.replace(*head)
-    if last is not None:
-        last, width = last
-        ints = bytearray(zstandard.ZstdDecompressor().decompress(payloads[-last:]))
-        ints[:width] = (1 << (8 * width - 2)).to_bytes(width, "little")
-        column = zstandard.ZstdCompressor(level=19).compress(bytes(ints))
-        payloads = payloads[:-last] + column
-        assert text.count(f'"n":{last}}}'.encode()) == 1
-        text = text.replace(f'"n":{last}}}'.encode(), f'"n":{len(column)}}}'.encode())
-        size = int.from_bytes(text[:4], "little") + len(str(len(column))) - len(str(last))
-        text = size.to_bytes(4, "little") + text[4:]
-    block = len(payloads).to_bytes(4, "little") + payloads + zstandard.ZstdCompressor(level=19).compress(text)
+    assert text.count(edit[0]) == 1
+    size = int.from_bytes(text[:4], "little") + len(edit[1]) - len(edit[0])  # the head's
+    text = size.to_bytes(4, "little") + text[4:].replace(*edit)
+    block = block[: 4 + p] + zstandard.ZstdCompressor(level=19).compress(text)
     footer["chunks"] = [[offset, len(block), rows]]
     end = len(data) - 8 - int.from_bytes(data[-8:-4], "little")  # where the footer began
     if footer["skeleton"] is not None:  # after the chunk: it moves by as much as the chunk grew
         footer["skeleton"][0] += len(block) - length
     tail = json.dumps(footer).encode()
-    return (
-        data[:offset] + block + data[offset + length : end] + tail + len(tail).to_bytes(4, "little") + b"ZRCT"
-    )
+    rest = data[offset + length : end]
+    return data[:offset] + block + rest + tail + len(tail).to_bytes(4, "little") + b"ZRCT"
 
 
 def coded(n: int) -> dict[str, object]:

@@ -212,9 +212,41 @@ def encode_table(
         if d is not None and d["derived"] not in derived:
             derived[name] = d
             used.add(d["derived"])
-    stored = [encode_column(columns[name], w, depth) for name in names if name not in derived]
+    order, moved = _key_lists_last([name for name in names if name not in derived], columns)
+    stored: list[Any] = []
+    for name in order:
+        column = encode_column(columns[name], w, depth)
+        stored.append([name, column] if name in moved else column)
     head["columns"] = stored + [[name, d] for name, d in derived.items()]  # bare: the next key
     return head
+
+
+KEY_LIST_SAMPLE = 256  # strings of a column checked against a later column's keys
+
+
+def _key_lists_last(names: list[str], columns: dict[str, list[Any]]) -> tuple[list[str], set[str]]:
+    """The order to write a table's columns in: as given, except that a column of strings (or
+    lists of them) that are mostly keys of the objects of a later column goes right after it,
+    where its strings may refer to those keys (``ref``, spec §1.2): JSON Schema's ``required``
+    and botocore's list the keys of ``properties`` and ``members`` that come after them. The
+    columns moved, which the head names (their keys are not the next ones a reader expects)."""
+    order, moved = list(names), set()
+    keys: dict[str, set[str]] = {}  # a column's objects' keys, once asked for
+    for name in names:
+        strings = [x for v in columns[name] for x in (v if type(v) is list else (v,)) if type(x) is str]
+        if len(strings) < C.REF_MIN:
+            continue
+        sample = strings[:: max(1, len(strings) // KEY_LIST_SAMPLE)]
+        for later in order[order.index(name) + 1 :]:
+            if later not in keys:
+                keys[later] = {k for v in columns[later] if type(v) is dict for k in v}
+            known = keys[later]
+            if len(known) >= C.REF_SOURCE and 10 * sum(x in known for x in sample) >= 9 * len(sample):
+                order.remove(name)
+                order.insert(order.index(later) + 1, name)
+                moved.add(name)
+                break
+    return order, moved
 
 
 def _derive(name: str, columns: dict[str, list[Any]], derived_names: set[str]) -> dict[str, Any] | None:
