@@ -52,7 +52,7 @@ def _packed(data: bytes, frame: bytes | None = None) -> bytes:
     portable blocks and up to BROTLI_PAYLOAD bytes, a brotli text where that is smaller
     (spec/TABULAR_FORMAT.md §1.2)."""
     frame = _zstd(data) if frame is None else frame
-    if PORTABLE.get() or len(data) > BROTLI_PAYLOAD:
+    if PORTABLE.get() or len(data) > BROTLI_PAYLOAD or len(frame) > BROTLI_WORTH * len(data):
         return frame
     return _smaller_brotli(data, frame)
 
@@ -77,6 +77,10 @@ BROTLI_TEXT = b"b"  # then uint32 S and a brotli stream of S bytes; a zstd frame
 # so do payloads past BROTLI_PAYLOAD, of which a block has many (a 100,000-row table's columns).
 BROTLI_MAX = 1 << 20
 BROTLI_PAYLOAD = 1 << 16
+# Nor does brotli try a payload that zstd -19 left above this share of its bytes: nearly random
+# bytes leave its context models nothing to find (the generated tables' random walks: 30 bytes
+# saved of 50 KB, for 60-80 ms a column).
+BROTLI_WORTH = 0.6
 
 
 def pack_text(raw: bytes, portable: bool) -> bytes:
@@ -165,10 +169,16 @@ def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
             candidates.append(({"enc": "zstd-bytes", "width": width}, _zstd(raws[len(candidates)])))
             break
     # brotli, ten times zstd's time, tries only zstd's best (AWS shapes: packed in 1.2 s, not
-    # 2.0 s trying each, and 99 bytes smaller, on a head that compresses a little better)
+    # 2.0 s trying each, and 99 bytes smaller, on a head that compresses a little better), and
+    # only where that is within BROTLI_REACH of the best (pcodec's, on random numbers: trying
+    # brotli on them took the generated 100,000-row tables' encode from 0.2 s to 0.5 s).
     best = min(raws, key=lambda i: _cost(candidates[i]))
-    candidates[best] = (candidates[best][0], _packed(raws[best], candidates[best][1]))
+    if _cost(candidates[best]) <= BROTLI_REACH * _cost(min(candidates, key=_cost)):
+        candidates[best] = (candidates[best][0], _packed(raws[best], candidates[best][1]))
     return min(candidates, key=_cost)
+
+
+BROTLI_REACH = 1.15  # brotli rarely codes a payload more than this much smaller than zstd -19
 
 
 def _cost(candidate: tuple[dict[str, Any], bytes]) -> int:
@@ -281,7 +291,10 @@ def encode_floats(values: list[float]) -> tuple[dict[str, Any], bytes]:
 
         candidates.append(({"enc": "f64-pco"}, standalone.simple_compress(arr, ChunkConfig())))
     if not candidates or arr.nbytes < BIG_STREAM:  # on big float columns pcodec wins (REFERENCE.md)
-        candidates.append(({"enc": "f64-zstd"}, _packed(arr.tobytes())))
+        frame = _zstd(arr.tobytes())
+        if not candidates or len(frame) <= BROTLI_REACH * len(candidates[0][1]):
+            frame = _packed(arr.tobytes(), frame)
+        candidates.append(({"enc": "f64-zstd"}, frame))
     return min(candidates, key=lambda c: len(c[1]))
 
 

@@ -229,17 +229,22 @@ def _key_lists_last(names: list[str], columns: dict[str, list[Any]]) -> tuple[li
     lists of them) that are mostly keys of the objects of a later column goes right after it,
     where its strings may refer to those keys (``ref``, spec §1.2): JSON Schema's ``required``
     and botocore's list the keys of ``properties`` and ``members`` that come after them. The
-    columns moved, which the head names (their keys are not the next ones a reader expects)."""
+    columns moved, which the head names (their keys are not the next ones a reader expects).
+    Judged on a sample of each column's values, so that wide numeric tables cost nothing."""
     order, moved = list(names), set()
-    keys: dict[str, set[str]] = {}  # a column's objects' keys, once asked for
+    keys: dict[str, set[str]] = {}  # a later column's objects' keys, once asked for
     for name in names:
-        strings = [x for v in columns[name] for x in (v if type(v) is list else (v,)) if type(x) is str]
-        if len(strings) < C.REF_MIN:
+        values = columns[name]
+        probe = values[:: max(1, len(values) // KEY_LIST_SAMPLE)]
+        sample = [x for v in probe for x in (v if type(v) is list else (v,)) if type(x) is str]
+        if not sample or len(sample) * len(values) < C.REF_MIN * len(probe):  # too few strings
             continue
-        sample = strings[:: max(1, len(strings) // KEY_LIST_SAMPLE)]
         for later in order[order.index(name) + 1 :]:
             if later not in keys:
-                keys[later] = {k for v in columns[later] if type(v) is dict for k in v}
+                objects = columns[later]
+                step = max(1, len(objects) // KEY_LIST_SAMPLE)
+                has = any(type(v) is dict for v in objects[::step])
+                keys[later] = {k for v in objects if type(v) is dict for k in v} if has else set()
             known = keys[later]
             if len(known) >= C.REF_SOURCE and 10 * sum(x in known for x in sample) >= 9 * len(sample):
                 order.remove(name)
