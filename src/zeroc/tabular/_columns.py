@@ -470,9 +470,20 @@ def _reference(values: list[str], pool: Pool) -> tuple[tuple[dict[str, Any], byt
     return (head, payload), text
 
 
+REF_CONTEXT = 1 << 20  # the end of the pool a reference column's text is priced against
+
+
 def _compressed(parts: list[bytes]) -> tuple[bytes, int]:
-    """The pool so far and its size under a fast zstd."""
-    context = b"".join(parts)
+    """The pool so far (its last REF_CONTEXT bytes, so that a wide table's many columns cost
+    what a few do) and its size under a fast zstd."""
+    tail: list[bytes] = []
+    size = 0
+    for part in reversed(parts):
+        if size >= REF_CONTEXT:
+            break
+        tail.append(part)
+        size += len(part)
+    context = b"".join(reversed(tail))[-REF_CONTEXT:]
     return context, len(zstd.ZstdCompressor(level=3).compress(context))
 
 
