@@ -782,6 +782,38 @@ def test_portable_tables_of_the_real_corpora(tmp_path: Path) -> None:
     check_tables(tmp_path, docs, [(0, 3), (5, 40), (30, 10_000)], chunk_rows=16)
 
 
+def test_portable_aws_shapes_with_references_key_lists_and_byte_codes(tmp_path: Path) -> None:
+    """AWS API shapes built from botocore, packed portable: members' shapes as references to
+    the names, ``required`` after the members as references to their keys, codes in bytes
+    (spec/TABULAR_FORMAT.md §1.2); node reads them as Python does."""
+    import io
+
+    from zeroc.bench._tabular import aws_shapes
+    from zeroc.tabular import pack
+
+    docs = aws_shapes(3000)
+    out = io.BytesIO()
+    pack(docs, out, portable=True)
+    text = out.getvalue()
+    head = b"".join(_zstd_texts(text))
+    assert b'"e":"rf"' in head and b'["required",' in head and b'"e":"zb"' in head
+    check_tables(tmp_path, [docs], [(0, 3), (100, 200), (2990, 4000)], chunk_rows=65_536)
+
+
+def _zstd_texts(data: bytes) -> list[bytes]:
+    """Every zstd frame in a container, decompressed (a portable file's block texts among them)."""
+    import zstandard
+
+    out, at = [], 0
+    while (at := data.find(b"\x28\xb5\x2f\xfd", at)) >= 0:
+        try:
+            out.append(zstandard.ZstdDecompressor().decompressobj().decompress(data[at:]))
+        except zstandard.ZstdError:
+            pass
+        at += 4
+    return out
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     rows=st.lists(
