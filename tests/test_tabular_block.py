@@ -109,16 +109,22 @@ def related_columns(draw: st.DrawFn) -> list[dict[str, object]]:
     return rows
 
 
+def reads_back(table: list[dict[str, object]], data: st.DataObject, portable: bool = False) -> bytes:
+    """``table``'s block, which reads back whole, and as a range of rows that Hypothesis draws."""
+    block = encode_block(table, portable=portable)
+    assert same(decode_block(block), table)
+    lo = data.draw(st.integers(0, len(table)))
+    hi = data.draw(st.integers(lo, len(table)))
+    assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
+    return block
+
+
 @settings(max_examples=600)
 @given(related_columns(), st.data())
 def test_tables_of_related_string_columns_read_back_whole_and_in_ranges(
     table: list[dict[str, object]], data: st.DataObject
 ) -> None:
-    block = encode_block(table)
-    assert same(decode_block(block), table)
-    lo = data.draw(st.integers(0, len(table)))
-    hi = data.draw(st.integers(lo, len(table)))
-    assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
+    reads_back(table, data)
 
 
 @pytest.mark.parametrize("name", [*CORPORA, "instruments.json"])
@@ -493,11 +499,7 @@ def test_columns_of_references_read_back_whole_and_in_ranges(
     table: list[dict[str, object]], data: st.DataObject
 ) -> None:
     for portable in (False, True):
-        block = encode_block(table, portable=portable)
-        assert same(decode_block(block), table)
-        lo = data.draw(st.integers(0, len(table)))
-        hi = data.draw(st.integers(lo, len(table)))
-        assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
+        reads_back(table, data, portable)
 
 
 def test_references_are_written_where_they_pay_and_refer_to_the_nearest_position() -> None:
@@ -663,11 +665,7 @@ def schemas(draw: st.DrawFn) -> list[dict[str, object]]:
 def test_key_lists_written_after_their_objects_read_back_whole_and_in_ranges(
     table: list[dict[str, object]], data: st.DataObject
 ) -> None:
-    block = encode_block(table)
-    assert same(decode_block(block), table)
-    lo = data.draw(st.integers(0, len(table)))
-    hi = data.draw(st.integers(lo, len(table)))
-    assert decode_rows(block, lo, hi) == (len(table), table[lo:hi])
+    block = reads_back(table, data)
     columns = {k: v if isinstance(v, list) else v.tolist() for k, v in decode_columns(block).items()}
     assert same(columns, {k: [r[k] for r in table] for k in table[0]})
 
