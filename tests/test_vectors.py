@@ -385,7 +385,7 @@ COMPACT = json.loads((VECTORS / "containers-compact.json").read_text())
 
 
 @pytest.mark.parametrize("v", COMPACT["valid"], ids=lambda v: v["file"])
-def test_compact_head_container_vector_reads_and_this_writer_writes_it(v: dict[str, Any]) -> None:
+def test_compact_head_container_vector_reads_and_is_written_again(v: dict[str, Any]) -> None:
     """Blocks with compact heads (spec §1.3) over every kind of column a portable block has read
     back exactly, whole, by range and as columns, and are written again no larger (since
     ``zstd-bytes``, its codes go in bytes: containers-ints.json pins the writer's bytes)."""
