@@ -15,7 +15,7 @@ from tests.test_json import same
 from zeroc import DecodeError, LimitExceeded, ZerocError
 from zeroc.tabular import _columns as C
 from zeroc.tabular import _head as H
-from zeroc.tabular._table import decode_block, decode_columns, decode_rows, encode_block
+from zeroc.tabular._table import decode_block, decode_columns, decode_rows, describe_block, encode_block
 
 CORPORA = ["apache_builds.json", "github_events.json", "twitter.json", "canada.json"]
 
@@ -344,12 +344,16 @@ def test_hostile_blocks_raise_only_zeroc_errors() -> None:
         encode_block(_vector_rows("containers-refs.json")),  # a column of references
     ]
     for _ in range(3000):
-        try:
-            decode_block(damaged(rng, rng.choice(seeds)))
-        except ZerocError:
-            pass
+        bad = damaged(rng, rng.choice(seeds))
+        for read in (decode_block, describe_block):  # describe_block: what `zeroc inspect` shows
+            try:
+                read(bad)
+            except ZerocError:
+                pass
     with pytest.raises(DecodeError):
         decode_block(b"\x00\x00")
+    with pytest.raises(DecodeError):
+        describe_block(b"\x00\x00")
     with pytest.raises((DecodeError, LimitExceeded)):
         decode_block(encode_block(list(range(1000))), limit=100)
 

@@ -260,14 +260,24 @@ def test_cli_rows_take_python_slices_and_inspect_reads_containers(tmp_path: Path
     with ContainerReader(open(tmp_path / "t.zct", "rb")) as reader:
         assert [r["i"] for r in reader.rows(-3)] == rows[-3:]
     inspect = [ZEROC, "inspect", "--json", str(tmp_path / "t.zct")]
-    shown = subprocess.run(inspect, capture_output=True, check=True)
-    assert json.loads(shown.stdout) | {"bytes": 0} == {
+    shown = json.loads(subprocess.run(inspect, capture_output=True, check=True).stdout)
+    assert {k: shown[k] for k in ("kind", "rows", "chunks", "path", "version", "portable")} == {
         "kind": "table container",
-        "bytes": 0,
         "rows": 10,
         "chunks": 1,
         "path": [],
+        "version": 2,
+        "portable": False,
     }
+    # where the bytes go: header, one block (its payload size and text), footer, trailer
+    (block,) = shown["blocks"]
+    size = (tmp_path / "t.zct").stat().st_size
+    assert shown["bytes"] == 8 + block["bytes"] + shown["footer_bytes"] + 12 == size
+    assert block["bytes"] == 4 + block["payload_bytes"] + block["text_bytes"] and block["rows"] == 10
+    # the rows' array: its length a constant, its items' one column a series 0..9; no text
+    assert block["encodings"] == {"const": 1, "series": 1} and block["pool_bytes"] == 0
+    shown_text = subprocess.run(inspect[:2] + inspect[3:], capture_output=True, text=True, check=True).stdout
+    assert "block at 8 (10 rows)" in shown_text and "encodings: const 1, series 1" in shown_text
     (tmp_path / "empty.zcd").write_bytes(b"")
     empty = subprocess.run([ZEROC, "inspect", str(tmp_path / "empty.zcd")], capture_output=True, text=True)
     assert empty.returncode == 1 and "the file is empty" in empty.stderr and empty.stderr.count("\n") == 1

@@ -279,6 +279,7 @@ def _describe(data: bytes) -> dict[str, Any]:
             "rows": len(reader),
             "chunks": len(reader.footer["chunks"]),
             "path": reader.footer["path"],
+            **reader.describe(),
         }
     if data[:4] == DICT_MAGIC:
         d = Dictionary.from_bytes(data)
@@ -349,12 +350,23 @@ def _print_fields(model: dict[str, Any] | None) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def inspect_cmd(file: str, as_json: bool) -> None:
-    """Show what a frame, stream or dictionary file holds."""
+    """Show what a frame, stream, dictionary or table container file holds (a container: where
+    its bytes go, block by block)."""
     info = _describe(Path(file).read_bytes())
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
     for key, value in info.items():
+        if key == "blocks":
+            for b in value:
+                what = f"{b['rows']:,} rows" if b["rows"] is not None else "skeleton"
+                click.echo(
+                    f"  block at {b['offset']:,} ({what}): {b['bytes']:,} B: {b['payload_bytes']:,} B of "
+                    f"payloads ({b['brotli_payloads']} brotli) + {b['text_bytes']:,} B of {b['text']} text "
+                    f"(head {b['head_bytes']:,} B, pool {b['pool_bytes']:,} B before it)"
+                )
+                click.echo("    encodings: " + ", ".join(f"{k} {n}" for k, n in b["encodings"].items()))
+            continue
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) if key != "validation" else ""
             if key == "validation":

@@ -14,7 +14,7 @@ import zstandard as zstd
 
 from zeroc._errors import ChecksumMismatch, DecodeError, UsageError
 from zeroc.tabular._columns import unzstd
-from zeroc.tabular._table import MAX_BUILT, decode_block, decode_rows, encode_block
+from zeroc.tabular._table import MAX_BUILT, decode_block, decode_rows, describe_block, encode_block
 
 MAGIC = b"ZRCT"
 VERSION = 2  # checksummed (spec/TABULAR_FORMAT.md §2); version 1 is read, and written on request
@@ -161,6 +161,28 @@ class ContainerReader:
         if check is not None and crc32(data) != check:
             raise ChecksumMismatch(f"the block at byte {offset} fails its CRC-32")
         return data
+
+    def describe(self) -> dict[str, Any]:
+        """Where the container's bytes go: its footer, and each block's (``describe_block``)
+        with the rows it holds, the skeleton last (``rows`` None)."""
+        entries = [(offset, length, rows, check) for offset, length, rows, *check in self.footer["chunks"]]
+        if self.footer.get("skeleton"):
+            offset, length, *check = self.footer["skeleton"]
+            entries.append((offset, length, None, check))
+        blocks = [
+            {"offset": offset, "rows": rows, **describe_block(self._read(offset, length, *check))}
+            for offset, length, rows, check in entries
+        ]
+        self.file.seek(0, os.SEEK_END)
+        trailer = TRAILERS[self.footer["format"]]
+        return {
+            "version": self.footer["format"],
+            "portable": bool(self.footer.get("portable")),
+            "header_bytes": len(HEADER),
+            "footer_bytes": self.file.tell() - trailer - self.footer_offset,
+            "trailer_bytes": trailer,
+            "blocks": blocks,
+        }
 
     def iter_rows(self, start: int | None = 0, stop: int | None = None) -> Iterator[Any]:
         """Rows start..stop as a Python slice reads them (negative counts from the end, None

@@ -627,6 +627,53 @@ def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Re
     return H.read(text[4 : 4 + m]), _Reader(data[: 4 + p], 4, limit, text[4 + m :], max_values)
 
 
+def describe_block(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
+    """What a block is made of, without decoding its columns: its text's coding (``zstd`` or
+    ``brotli``), its payload and text bytes, its head and pool bytes before compression, how
+    many payloads are brotli texts, and how often the head names each encoding (nested ones
+    included: a dictionary's codes and table, a decimal's integers): where a container's bytes
+    go."""
+    try:
+        p = int.from_bytes(data[:4], "little")
+        text = C.unpack_text(data[4 + p :], limit)
+        m = int.from_bytes(text[:4], "little")
+        head = H.read(text[4 : 4 + m])
+    except (DecodeError, LimitExceeded):
+        raise
+    except _MALFORMED as exc:
+        raise DecodeError(f"malformed block: {exc}") from exc
+    encodings: Counter[str] = Counter()
+    sizes: list[int] = []  # each payload's size, in head order (the payloads' order)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("enc"), str):
+                encodings[node["enc"]] += 1
+            if isinstance(node.get("len"), int):
+                sizes.append(node["len"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(head)
+    at, brotli_payloads = 4, 0
+    for size in sizes:
+        brotli_payloads += data[at : at + 1] == C.BROTLI_TEXT
+        at += size
+    return {
+        "bytes": len(data),
+        "text": "brotli" if data[4 + p : 5 + p] == C.BROTLI_TEXT else "zstd",
+        "text_bytes": len(data) - 4 - p,
+        "head_bytes": m,
+        "pool_bytes": len(text) - 4 - m,
+        "payload_bytes": p,
+        "brotli_payloads": brotli_payloads,
+        "encodings": dict(encodings.most_common()),
+    }
+
+
 def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUILT) -> dict[str, Any]:
     """A block holding rows, as columns: numpy arrays for integer, float and boolean columns,
     lists otherwise — without building a dict per row. Rows of several shapes fall back to
