@@ -225,6 +225,16 @@ def _brotli_texts(data: bytes) -> list[int]:
     return starts
 
 
+def _versions(document: Any, **options: Any) -> dict[int, bytes]:
+    """``document`` packed as version 1 (no checksums) and version 2, by version."""
+    files = {}
+    for version in (1, 2):
+        buf = io.BytesIO()
+        pack(document, buf, checksum=version == 2, **options)
+        files[version] = buf.getvalue()
+    return files
+
+
 def brotli_texts() -> None:
     """A container that is not portable, whose blocks hold brotli texts (spec/TABULAR_FORMAT.md
     §1), and two version-1 files (no checksums to catch them first) whose first brotli text
@@ -234,11 +244,7 @@ def brotli_texts() -> None:
         print(f"{out} exists: released vectors are never edited")
         return
     document = notes(120)
-    files = {}
-    for version in (1, 2):
-        buf = io.BytesIO()
-        pack(document, buf, chunk_rows=60, checksum=version == 2)
-        files[version] = buf.getvalue()
+    files = _versions(document, chunk_rows=60)
     (HERE / "container-2-brotli.zct").write_bytes(files[2])
     assert len(_brotli_texts(files[2])) == 2  # both chunks (the skeleton is smaller in zstd)
     at = _brotli_texts(files[1])[0] + 1  # the declared size S
@@ -295,11 +301,7 @@ def references() -> None:
         print(f"{out} exists: released vectors are never edited")
         return
     document = catalogue(300)
-    files = {}
-    for version in (1, 2):
-        buf = io.BytesIO()
-        pack(document, buf, chunk_rows=300, checksum=version == 2, portable=True)
-        files[version] = buf.getvalue()
+    files = _versions(document, chunk_rows=300, portable=True)
     (HERE / "container-2-refs.zct").write_bytes(files[2])
     text = zstandard_text(files[1])
     types = b'{"e":"rf","sr":0,"i":{"e":"zb","w":2},"tx":'  # the name column is string column 0

@@ -150,7 +150,7 @@ def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
     with np.errstate(over="ignore"):
         delta = np.concatenate(([values[0]], diffs)).astype("<i8")
     raws[len(candidates)] = delta.tobytes()
-    candidates.append(({"enc": "zstd-delta"}, _zstd(delta.tobytes())))
+    candidates.append(({"enc": "zstd-delta"}, _zstd(raws[len(candidates)])))
     low, high = int(diffs.min()), int(diffs.max())
     for width, dtype in ((1, "<i1"), (2, "<i2"), (4, "<i4")):
         if -(1 << (8 * width - 1)) <= low and high < 1 << (8 * width - 1):
@@ -291,9 +291,10 @@ def encode_floats(values: list[float]) -> tuple[dict[str, Any], bytes]:
 
         candidates.append(({"enc": "f64-pco"}, standalone.simple_compress(arr, ChunkConfig())))
     if not candidates or arr.nbytes < BIG_STREAM:  # on big float columns pcodec wins (REFERENCE.md)
-        frame = _zstd(arr.tobytes())
+        raw = arr.tobytes()
+        frame = _zstd(raw)
         if not candidates or len(frame) <= BROTLI_REACH * len(candidates[0][1]):
-            frame = _packed(arr.tobytes(), frame)
+            frame = _packed(raw, frame)
         candidates.append(({"enc": "f64-zstd"}, frame))
     return min(candidates, key=lambda c: len(c[1]))
 
