@@ -344,17 +344,20 @@ def test_to_arrow_pandas_and_polars_lose_nothing(name: str) -> None:
     assert polars_frame.columns == table.column_names and polars_frame.height == table.num_rows
 
 
-def test_no_single_bit_flip_of_a_checksummed_container_decodes() -> None:
+@pytest.mark.parametrize("chunk_rows", [5, 100])
+def test_no_single_bit_flip_of_a_checksummed_container_decodes(chunk_rows: int) -> None:
     """Issue 14: single-bit flips of a .zct written with the defaults (version 2: CRC-32 of every
-    chunk, the skeleton and the footer) all raise Zeroc's errors; none reads as other data.
-    Version 1 (``checksum=False``) has no such guard, and some flips slip through."""
+    chunk, the skeleton and the footer) all raise Zeroc's errors; none reads as other data; in
+    three chunks and a skeleton, and in the document block (one chunk: spec §2). Version 1
+    (``checksum=False``) has no such guard, and some flips slip through."""
     doc = {"meta": {"n": 1}, "rows": [{"a": i, "s": f"x{i}", "f": i / 4} for i in range(12)]}
 
     def slipped(checksum: bool) -> tuple[int, int]:
         out = io.BytesIO()
-        pack(doc, out, chunk_rows=5, checksum=checksum)
+        pack(doc, out, chunk_rows=chunk_rows, checksum=checksum)
         data = out.getvalue()
         assert data[4] == (2 if checksum else 1)
+        assert ContainerReader(io.BytesIO(data)).document_block == (chunk_rows > len(doc["rows"]))
         assert ContainerReader(io.BytesIO(data)).document() == doc
         count = 0
         for i in range(len(data) * 8):

@@ -434,16 +434,58 @@ def test_integer_code_container_vector_reads_and_this_writer_writes_it(v: dict[s
     assert out.getvalue() == data
 
 
+DOCUMENT = json.loads((VECTORS / "containers-document.json").read_text())
+
+
+@pytest.mark.parametrize("v", DOCUMENT["valid"], ids=lambda v: v["file"])
+def test_document_block_container_vector_reads_and_this_writer_writes_it(
+    v: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small document as one block, the first chunk and the skeleton at once (spec §2): it
+    reads back whole, by range and as columns; rows appended go to a chunk after it; this
+    writer still writes the bytes, and they are fewer than the two blocks it would otherwise
+    write."""
+    import io
+
+    from zeroc.tabular import ContainerReader, append, pack
+    from zeroc.tabular import _container as container
+
+    data = (VECTORS / v["file"]).read_bytes()
+    reader = ContainerReader(io.BytesIO(data))
+    rows = DOCUMENT["document"]["patterns"]
+    assert reader.document_block and reader.footer["chunks"][0][:2] == reader.footer["skeleton"][:2]
+    assert reader.document() == DOCUMENT["document"]
+    assert reader.rows(5, 12) == rows[5:12] and reader.rows(-1) == rows[-1:]
+    assert reader.columns(0, 10)["rows"] == [r["rows"] for r in rows[:10]]
+    assert [b["document"] for b in reader.describe()["blocks"]] == [True]
+    out = io.BytesIO()
+    pack(DOCUMENT["document"], out, portable=True)
+    assert out.getvalue() == data
+    path = tmp_path / "grown.zct"
+    path.write_bytes(data)
+    append(path, rows[:3])
+    grown = ContainerReader(io.BytesIO(path.read_bytes()))
+    assert len(grown.footer["chunks"]) == 2 and grown.document_block
+    assert grown.rows(len(rows) - 1) == rows[-1:] + rows[:3]
+    assert grown.document() == {**DOCUMENT["document"], "patterns": rows + rows[:3]}
+    monkeypatch.setattr(container, "DOCUMENT_BLOCK", 0)  # two blocks, as before the document block
+    two = io.BytesIO()
+    pack(DOCUMENT["document"], two, portable=True)
+    assert not ContainerReader(io.BytesIO(two.getvalue())).document_block and len(two.getvalue()) > len(data)
+
+
 @pytest.mark.parametrize(
     "v",
-    [*CONTAINERS["invalid"], *BROTLI["invalid"], *REFS["invalid"], *INTS["invalid"]],
+    [*CONTAINERS["invalid"], *BROTLI["invalid"], *REFS["invalid"], *INTS["invalid"], *DOCUMENT["invalid"]],
     ids=lambda v: v["file"],
 )
 def test_invalid_container_vector_raises_the_named_error(v: dict[str, Any]) -> None:
     """Every invalid container vector: a flipped bit, brotli texts declaring a byte more than
     they hold or more than any limit, a reference column naming itself as its source and one
     pointing past its source's end, brotli payloads declaring a byte more than their column
-    holds and a byte fewer than their stream holds."""
+    holds and a byte fewer than their stream holds, and footers that break the document block's
+    rules (a row count its array lacks, a skeleton overlapping it, a path to a string, a CRC-32
+    that is not the chunk's)."""
     import io
 
     from zeroc.tabular import ContainerReader

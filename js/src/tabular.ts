@@ -803,6 +803,14 @@ export interface ColumnOptions {
 export type Column = Float64Array | BigInt64Array | Uint8Array | unknown[];
 
 /** A block of rows as columns: numbers, booleans and (if asked) timestamps into typed arrays. */
+/** Rows already built, as columns of values: a key a row lacks reads as null; rows that are not all objects are one column, `value` (as Python's `columns_of`). */
+function columnsOf(rows: unknown[]): Map<string, Column> {
+  const isObject = (row: unknown): boolean => typeof row === "object" && row !== null && !Array.isArray(row);
+  if (!rows.every(isObject)) return new Map([["value", rows]]);
+  const names = [...new Set(rows.flatMap((row) => Object.keys(obj(row, "a row"))))];
+  return new Map(names.map((k) => [k, rows.map((row) => (row as Head)[k] ?? null)]));
+}
+
 function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, maxBuilt: number): [Map<string, Column>, number] {
   const { head, r } = openBlock(data, limit, maxBuilt);
   const root = obj(obj(head.root, "a block's root").kinds, "a block's root kinds");
@@ -813,10 +821,7 @@ function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, m
   if (lengths.len !== undefined || items.tags !== undefined || table === undefined || !Array.isArray(table.shapes) || table.shapes.length !== 1) {
     const rows = decodeBlock(data, limit, maxBuilt);
     if (!Array.isArray(rows)) fail("block does not hold rows");
-    const isObject = (row: unknown): boolean => typeof row === "object" && row !== null && !Array.isArray(row);
-    if (!rows.every(isObject)) return [new Map([["value", rows]]), rows.length]; // as Python: one column
-    const names = [...new Set(rows.flatMap((row) => Object.keys(obj(row, "a row"))))];
-    return [new Map(names.map((k) => [k, rows.map((row) => (row as Head)[k] ?? null)])), rows.length];
+    return [columnsOf(rows), rows.length];
   }
   const n = (decodeInts(lengths, new Uint8Array(0), 1, r) as ArrayLike<number>)[0];
   if (typeof n !== "number" || n > limit) throw new LimitExceeded(`a table of ${n} rows exceeds the limit of ${limit}`);
@@ -869,6 +874,8 @@ export interface TableLimits {
 export class Table {
   private readonly footer: Footer;
   private readonly starts: number[] = [];
+  /** The first chunk is the document block (spec §2): the whole document, its rows at the path. */
+  private readonly documentBlock: boolean;
   private readonly maxChunkBytes: number;
   private readonly maxValues: number;
 
@@ -879,6 +886,9 @@ export class Table {
     this.maxChunkBytes = limits.maxChunkBytes ?? 1 << 28;
     this.maxValues = limits.maxValues ?? MAX_BUILT;
     this.footer = readFooter(data);
+    const [first] = this.footer.chunks;
+    const skeleton = this.footer.skeleton;
+    this.documentBlock = first !== undefined && skeleton !== null && first[0] === skeleton[0] && first[1] === skeleton[1];
     let total = 0;
     for (const entry of this.footer.chunks) {
       this.starts.push(total);
@@ -908,6 +918,20 @@ export class Table {
     return data;
   }
 
+  /** The first chunk's rows from the document block: the array at the table's path. */
+  private documentRows(data: Uint8Array, n: number): unknown[] {
+    const document = decodeBlock(data, MAX_VALUES, this.maxValues);
+    const key = (this.footer.path as string[])[0];
+    const rows = typeof document === "object" && document !== null && !Array.isArray(document) ? (document as Head)[key] : undefined;
+    if (!Array.isArray(rows) || rows.length !== n) throw new DecodeError(`the document block does not hold its ${n} rows at the table's path`);
+    return rows;
+  }
+
+  /** Whether this chunk entry is the document block's. */
+  private inDocument(entry: number[]): boolean {
+    return this.documentBlock && entry === this.footer.chunks[0];
+  }
+
   private chunks(start: number, stop: number): [number, number[]][] {
     const out: [number, number[]][] = [];
     this.footer.chunks.forEach((entry, i) => {
@@ -930,10 +954,15 @@ export class Table {
   rows(start?: number, stop?: number): unknown[] {
     const [a, b] = this.range(start, stop);
     const out: unknown[] = [];
-    for (const [first, [offset, length, n, check]] of this.chunks(a, b)) {
+    for (const [first, entry] of this.chunks(a, b)) {
+      const [offset, length, n, check] = entry;
       const data = this.block(offset, length, check);
       const lo = Math.max(a - first, 0);
       const hi = Math.min(b - first, n);
+      if (this.inDocument(entry)) {
+        for (const row of this.documentRows(data, n).slice(lo, hi)) out.push(row);
+        continue;
+      }
       let part = lo === 0 && hi === n ? null : decodeRows(data, lo, hi, MAX_VALUES, this.maxValues);
       if (part === null) {
         const rows = decodeBlock(data, MAX_VALUES, this.maxValues);
@@ -954,8 +983,12 @@ export class Table {
   columns(start?: number, stop?: number, options: ColumnOptions = {}): Record<string, Column> {
     const [a, b] = this.range(start, stop);
     const pieces: [number, Map<string, Column>][] = [];
-    for (const [first, [offset, length, n, check]] of this.chunks(a, b)) {
-      const [cols, count] = blockColumns(this.block(offset, length, check), options, MAX_VALUES, this.maxValues);
+    for (const [first, entry] of this.chunks(a, b)) {
+      const [offset, length, n, check] = entry;
+      const data = this.block(offset, length, check);
+      const [cols, count] = this.inDocument(entry)
+        ? [columnsOf(this.documentRows(data, n)), n]
+        : blockColumns(data, options, MAX_VALUES, this.maxValues);
       if (count !== n || [...cols.values()].some((c) => c.length !== n)) throw new DecodeError(`a chunk does not hold its ${n} rows`);
       const lo = Math.max(a - first, 0);
       const hi = Math.min(b - first, n);
@@ -1042,5 +1075,12 @@ function readFooter(data: Uint8Array): Footer {
   }
   const skeleton = footer.skeleton ?? null;
   if (skeleton !== null && !valid(skeleton, 2 + checked, 8)) throw new DecodeError("container footer's skeleton entry is invalid");
+  const [first] = footer.chunks;
+  if (skeleton !== null && first !== undefined && first[0] === skeleton[0] && first[1] === skeleton[1]) {
+    // The document block (spec §2): the same block, CRC-32 included, and the rows under one key.
+    if (first[3] !== skeleton[2] || path?.length !== 1) throw new DecodeError("container footer's document block is invalid");
+  } else if (skeleton !== null && footer.chunks.some((c) => c[0] < skeleton[0] + skeleton[1] && skeleton[0] < c[0] + c[1])) {
+    throw new DecodeError("container footer's skeleton overlaps a chunk");
+  }
   return { ...footer, skeleton };
 }

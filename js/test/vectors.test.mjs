@@ -191,6 +191,22 @@ for (const v of coded.valid) {
   }
 }
 
+const documented = vectors("containers-document.json");
+for (const v of documented.valid) {
+  test(`valid document-block container ${v.file}: one block, the first chunk and the skeleton`, () => {
+    const table = zeroc.Table.open(bytes(v.file));
+    const rows = documented.document.patterns;
+    assert.deepEqual(table.document(), documented.document);
+    assert.equal(table.length, rows.length);
+    assert.deepEqual(table.rows(5, 12), rows.slice(5, 12));
+    assert.deepEqual(table.rows(-1), rows.slice(-1));
+    assert.deepEqual(table.columns(0, 10).rows, rows.slice(0, 10).map((r) => r.rows));
+  });
+}
+for (const v of documented.invalid) {
+  test(`invalid document-block container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
+}
+
 // Brotli block texts are only in files that are not portable; this package has no brotli decoder.
 const brotlied = vectors("containers-brotli.json");
 for (const v of brotlied.valid) {

@@ -5,7 +5,8 @@ version 1 and as version 2 (checksummed), and a version-2 file with one flipped 
 tables (containers-maps.json); compact heads over every kind of column a portable block has
 (containers-compact.json); brotli block texts, outside portable files (containers-brotli.json);
 a column of references to another (containers-refs.json); integers as values in 1, 2 or 4 bytes,
-and payloads as brotli texts (containers-ints.json).
+and payloads as brotli texts (containers-ints.json); a small document as one block
+(containers-document.json).
 Released vectors are never edited.
 
 python spec/vectors/make_container_vectors.py        # writes the sets not yet written
@@ -443,6 +444,91 @@ def integer_codes() -> None:
     print(f"wrote {out}")
 
 
+def song(n: int) -> dict[str, object]:
+    """A tracker's song file in small: its name and settings, a few instruments with envelopes,
+    samples with file names, and ``n`` patterns (the longest array: the table), most of them
+    empty."""
+    rng = random.Random(29)
+
+    def envelope() -> dict[str, object]:
+        ticks = sorted(rng.sample(range(1, 90), rng.randint(1, 4)))
+        return {"loop": 0, "nodes": [{"tick": t, "value": rng.choice([0, 32, 64])} for t in [0, *ticks]]}
+
+    instruments = [
+        {"name": f"inst {i}", "volume": envelope(), "pitch": envelope(), "pan": rng.choice([128, 128, 96])}
+        for i in range(8)
+    ]
+    kinds = ["kick", "snare", "hat", "pad"]
+    samples = [{"file": f"{rng.choice(kinds)}{i}.wav", "rate": 44100} for i in range(6)]
+    patterns = [
+        {"name": rng.choice(["intro", "a", "b", "end"]) if i < 10 else "", "rows": rng.choice([32, 64, 64])}
+        for i in range(n)
+    ]
+    return {"name": "golden vector", "tempo": 125, "instruments": instruments, "patterns": patterns} | {
+        "samples": samples
+    }
+
+
+def _with_footer(data: bytes, footer: dict[str, Any]) -> bytes:
+    """A container with its footer replaced (the trailer made again: version 2's CRC too)."""
+    from zlib import crc32
+
+    version = data[4]
+    trailer = 12 if version == 2 else 8
+    start = len(data) - trailer - int.from_bytes(data[-8:-4], "little")
+    raw = json.dumps(footer, separators=(",", ":")).encode()
+    check = crc32(raw).to_bytes(4, "little") if version == 2 else b""
+    return data[:start] + raw + check + len(raw).to_bytes(4, "little") + b"ZRCT"
+
+
+def document_block() -> None:
+    """A small document as one block, both the first chunk and the skeleton (spec/TABULAR_FORMAT.md
+    §2), in a portable file; and files whose footer breaks the document block's rules: a row
+    count the block's array does not have, a skeleton that overlaps the chunk without being its
+    block, a path whose value is not an array, and (version 2) a skeleton entry whose CRC-32 is
+    not the chunk's (DecodeError all)."""
+    out = HERE / "containers-document.json"
+    if out.exists():
+        print(f"{out} exists: released vectors are never edited")
+        return
+    document = song(40)
+    files = _versions(document, portable=True)
+    footers = {v: ContainerReader(io.BytesIO(data)).footer for v, data in files.items()}
+    assert all(f["chunks"][0][:2] == f["skeleton"][:2] for f in footers.values()), "one block"
+    (HERE / "container-2-document.zct").write_bytes(files[2])
+    one, two = footers[1], footers[2]
+    (offset, length, rows), crc = one["chunks"][0], two["skeleton"][2]
+    invalid = []
+    for name, data, footer, error in (
+        (
+            "container-1-document-count.zct",
+            files[1],
+            {**one, "rows": rows + 1, "chunks": [[offset, length, rows + 1]]},
+            "does not hold its",
+        ),
+        ("container-1-document-overlap.zct", files[1], {**one, "skeleton": [offset, length - 1]}, "overlaps"),
+        ("container-1-document-path.zct", files[1], {**one, "path": ["name"]}, "does not hold its"),
+        ("container-2-document-crc.zct", files[2], {**two, "skeleton": [offset, length, crc ^ 1]}, "block"),
+    ):
+        forged = _with_footer(data, footer)
+        try:
+            ContainerReader(io.BytesIO(forged)).document()
+        except DecodeError as exc:
+            assert error in str(exc), exc
+        else:
+            raise AssertionError(f"{name} decodes")
+        (HERE / name).write_bytes(forged)
+        invalid.append({"file": name, "error": "DecodeError"})
+    doc = {
+        "spec": "spec/TABULAR_FORMAT.md section 2 (the document block)",
+        "document": document,
+        "valid": [{"file": "container-2-document.zct", "version": 2, "chunk_rows": 65536, "portable": True}],
+        "invalid": invalid,
+    }
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def zstandard_text(data: bytes) -> bytes:
     """The container's bytes with every zstd frame in it decompressed (to look for an encoding)."""
     import zstandard
@@ -465,6 +551,7 @@ def main() -> None:
     brotli_texts()
     references()
     integer_codes()
+    document_block()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

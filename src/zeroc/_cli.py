@@ -359,7 +359,8 @@ def inspect_cmd(file: str, as_json: bool) -> None:
     for key, value in info.items():
         if key == "blocks":
             for b in value:
-                what = f"{b['rows']:,} rows" if b["rows"] is not None else "skeleton"
+                what = "skeleton" if b["rows"] is None else f"{b['rows']:,} rows"
+                what += " and the rest of the document" if b["document"] else ""
                 click.echo(
                     f"  block at {b['offset']:,} ({what}): {b['bytes']:,} B: {b['payload_bytes']:,} B of "
                     f"payloads ({b['brotli_payloads']} brotli) + {b['text_bytes']:,} B of {b['text']} text "

@@ -14,7 +14,14 @@ import zstandard as zstd
 
 from zeroc._errors import ChecksumMismatch, DecodeError, UsageError
 from zeroc.tabular._columns import unzstd
-from zeroc.tabular._table import MAX_BUILT, decode_block, decode_rows, describe_block, encode_block
+from zeroc.tabular._table import (
+    MAX_BUILT,
+    columns_of,
+    decode_block,
+    decode_rows,
+    describe_block,
+    encode_block,
+)
 
 MAGIC = b"ZRCT"
 VERSION = 2  # checksummed (spec/TABULAR_FORMAT.md §2); version 1 is read, and written on request
@@ -27,6 +34,10 @@ MAX_FOOTER = 64 * 1024 * 1024
 # A chunk also ends once its rows hold this many values (objects, arrays and scalars), so that a
 # reader's default bound on what one chunk builds (MAX_BUILT, twice this) never refuses it.
 CHUNK_VALUES = MAX_BUILT // 2
+# A document whose rows and skeleton take at most this many bytes as two blocks is also tried as
+# one, the document block (spec/TABULAR_FORMAT.md §2): one stream and one head save ~60-140 B,
+# which counts in a small file and is noise in a large one, where trying costs a second encode.
+DOCUMENT_BLOCK = 16 * 1024
 
 
 def _values(v: Any) -> int:
@@ -95,15 +106,44 @@ class ContainerWriter:
 
     def flush(self) -> None:
         if self.buffer:
-            entry = self._put(encode_block(self.buffer, portable=self.portable))
-            self.footer["chunks"].append([*entry[:2], len(self.buffer), *entry[2:]])
-            self.footer["rows"] += len(self.buffer)
-            self.buffer, self.values = [], 0
+            self._chunk(self._put(encode_block(self.buffer, portable=self.portable)))
+
+    def _document_block(self, path: list[str], skeleton: Any, size: int) -> bytes | None:
+        """The document block of the buffered rows, where the two blocks take ``size`` <=
+        DOCUMENT_BLOCK bytes and it fewer; else None."""
+        document = _placed(skeleton, path, self.buffer)
+        if document is None or size > DOCUMENT_BLOCK:
+            return None
+        whole = encode_block(document, portable=self.portable)
+        return whole if len(whole) < size else None
+
+    def _chunk(self, entry: list[int]) -> None:
+        """Index the buffered rows as the block just put at ``entry``."""
+        self.footer["chunks"].append([*entry[:2], len(self.buffer), *entry[2:]])
+        self.footer["rows"] += len(self.buffer)
+        self.buffer, self.values = [], 0
 
     def close(self) -> None:
-        self.flush()
-        if self.footer["path"] and self.skeleton is not None:
-            self.footer["skeleton"] = self._put(encode_block(self.skeleton, portable=self.portable))
+        """Write the last chunk, the skeleton and the footer. Where every row is in one chunk
+        and the two blocks are small, the document as one block where that is smaller (spec
+        §2): both the first chunk and the skeleton."""
+        path, skeleton = self.footer["path"], self.skeleton
+        if not (path and skeleton is not None):
+            self.flush()
+        elif self.footer["chunks"] or not self.buffer:
+            self.flush()
+            self.footer["skeleton"] = self._put(encode_block(skeleton, portable=self.portable))
+        else:
+            rows = encode_block(self.buffer, portable=self.portable)
+            rest = encode_block(skeleton, portable=self.portable)
+            whole = self._document_block(path, skeleton, len(rows) + len(rest))
+            if whole is not None:
+                entry = self._put(whole)
+                self._chunk(entry)
+                self.footer["skeleton"] = entry
+            else:
+                self._chunk(self._put(rows))
+                self.footer["skeleton"] = self._put(rest)
         raw = json.dumps(self.footer, separators=(",", ":")).encode()
         packed = zstd.ZstdCompressor(level=19).compress(raw)
         data = packed if len(packed) < len(raw) else raw  # a raw footer starts with "{"
@@ -123,6 +163,8 @@ class ContainerReader:
         self.max_chunk_bytes = max_chunk_bytes
         self.max_values = max_values  # values one chunk may build (LimitExceeded past it)
         self.footer, self.footer_offset = _read_footer(file)
+        chunks, skeleton = self.footer["chunks"], self.footer.get("skeleton")
+        self.document_block = bool(skeleton and chunks and chunks[0][:2] == skeleton[:2])  # spec §2
         starts, total = [], 0
         for entry in self.footer["chunks"]:
             starts.append(total)
@@ -138,6 +180,8 @@ class ContainerReader:
         """Chunk i's rows lo..hi (all by default), building only those."""
         offset, length, n, *check = self.footer["chunks"][i]
         data = self._read(offset, length, *check)
+        if i == 0 and self.document_block:
+            return self._document_rows(data, n)[lo:hi]
         part = None
         if (lo, hi) != (0, None):
             part = decode_rows(data, lo, n if hi is None else hi, max_values=self.max_values)
@@ -149,6 +193,14 @@ class ContainerReader:
         if not isinstance(rows, list) or len(rows) != n:
             raise DecodeError(f"chunk {i} does not hold its {n} rows")
         return rows[lo:hi]
+
+    def _document_rows(self, data: bytes, n: int) -> list[Any]:
+        """The first chunk's rows from the document block (spec §2): the array at the path."""
+        document = decode_block(data, max_values=self.max_values)
+        rows = document.get(self.footer["path"][0]) if isinstance(document, dict) else None
+        if not isinstance(rows, list) or len(rows) != n:
+            raise DecodeError(f"the document block does not hold its {n} rows at the table's path")
+        return rows
 
     def _read(self, offset: int, length: int, check: int | None = None) -> bytes:
         """A block's bytes, checked against its CRC-32 where the index holds one."""
@@ -164,14 +216,20 @@ class ContainerReader:
 
     def describe(self) -> dict[str, Any]:
         """Where the container's bytes go: its footer, and each block's (``describe_block``)
-        with the rows it holds, the skeleton last (``rows`` None)."""
+        with the rows it holds, the skeleton last (``rows`` None), unless it is the document
+        block, the first chunk (``document`` true)."""
         entries = [(offset, length, rows, check) for offset, length, rows, *check in self.footer["chunks"]]
-        if self.footer.get("skeleton"):
+        if self.footer.get("skeleton") and not self.document_block:
             offset, length, *check = self.footer["skeleton"]
             entries.append((offset, length, None, check))
         blocks = [
-            {"offset": offset, "rows": rows, **describe_block(self._read(offset, length, *check))}
-            for offset, length, rows, check in entries
+            {
+                "offset": offset,
+                "rows": rows,
+                "document": i == 0 and self.document_block,
+                **describe_block(self._read(offset, length, *check)),
+            }
+            for i, (offset, length, rows, check) in enumerate(entries)
         ]
         self.file.seek(0, os.SEEK_END)
         trailer = TRAILERS[self.footer["format"]]
@@ -213,7 +271,10 @@ class ContainerReader:
             offset, length, n, *check = self.footer["chunks"][i]
             if first + n <= start or first >= stop:
                 continue
-            cols = decode_columns(self._read(offset, length, *check), max_values=self.max_values)
+            if i == 0 and self.document_block:
+                cols = columns_of(self._chunk(0))
+            else:
+                cols = decode_columns(self._read(offset, length, *check), max_values=self.max_values)
             if any(len(v) != n for v in cols.values()):
                 raise DecodeError(f"chunk {i} does not hold its {n} rows")
             lo, hi = max(start - first, 0), min(stop - first, n)
@@ -316,6 +377,14 @@ class ContainerReader:
         return skeleton
 
 
+def _placed(skeleton: Any, path: list[str], rows: list[Any]) -> dict[str, Any] | None:
+    """The document: ``skeleton`` with ``rows`` in the place left for them at ``path``; None
+    where it has none (the document block needs ``path`` to be one key, spec §2)."""
+    if len(path) != 1 or not isinstance(skeleton, dict) or skeleton.get(path[0], False) is not None:
+        return None
+    return {k: rows if k == path[0] else v for k, v in skeleton.items()}
+
+
 def _exact(a: Any, b: Any) -> bool:
     """Whether ``b`` is ``a`` value for value: the same types (1 is not 1.0, a bool is not an
     int) and, for objects, the same keys in the same order."""
@@ -393,6 +462,12 @@ def _read_footer(file: BinaryIO) -> tuple[dict[str, Any], int]:
         and skeleton[0] + skeleton[1] <= offset
     ):
         raise DecodeError("container footer's skeleton entry is invalid")
+    chunks = footer["chunks"]
+    if skeleton is not None and chunks and chunks[0][:2] == skeleton[:2]:  # the document block
+        if chunks[0][3:] != skeleton[2:] or not (isinstance(path, list) and len(path) == 1):
+            raise DecodeError("container footer's document block is invalid")
+    elif skeleton is not None and any(c[0] < sum(skeleton[:2]) and skeleton[0] < c[0] + c[1] for c in chunks):
+        raise DecodeError("container footer's skeleton overlaps a chunk")
     return footer, offset
 
 

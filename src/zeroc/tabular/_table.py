@@ -688,10 +688,7 @@ def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_B
             rows = decode_block(data, limit, max_values)
             if not isinstance(rows, list):
                 raise DecodeError("block does not hold rows")
-            if not all(isinstance(x, dict) for x in rows):
-                return {"value": rows}  # rows that are not all objects: one column of them
-            names = list(dict.fromkeys(k for row in rows for k in row))
-            return {k: [row.get(k) for row in rows] for k in names}
+            return columns_of(rows)
         r.take(arr["lengths"])
         n = C.decode_ints(arr["lengths"], b"", 1).tolist()[0] if "len" not in arr["lengths"] else None
         if n is None:
@@ -715,6 +712,15 @@ def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_B
         raise
     except _MALFORMED as exc:
         raise DecodeError(f"malformed block: {exc}") from exc
+
+
+def columns_of(rows: list[Any]) -> dict[str, list[Any]]:
+    """Rows already built, as columns of values: a key a row lacks reads as None; rows that are
+    not all objects are one column, ``value``."""
+    if not all(isinstance(x, dict) for x in rows):
+        return {"value": rows}
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    return {k: [row.get(k) for row in rows] for k in names}
 
 
 def _derived(h: dict[str, Any], done: dict[str, Any], name: str) -> list[Any]:
