@@ -439,24 +439,26 @@ DOCUMENT = json.loads((VECTORS / "containers-document.json").read_text())
 
 @pytest.mark.parametrize("v", DOCUMENT["valid"], ids=lambda v: v["file"])
 def test_document_block_container_vector_reads_and_this_writer_writes_it(
-    v: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    v: dict[str, Any], tmp_path: Path
 ) -> None:
-    """A small document as one block, the first chunk and the skeleton at once (spec §2): it
-    reads back whole, by range and as columns; rows appended go to a chunk after it; this
-    writer still writes the bytes, and they are fewer than the two blocks it would otherwise
-    write."""
+    """A small document as one block, the first chunk and the skeleton at once (spec §2), the
+    rows' column first: it reads back whole, by range and as typed columns, the rows read alone
+    as a chunk's are; rows appended go to a chunk after it; this writer still writes the bytes,
+    and they are fewer than the two blocks it writes when told to end the chunk first."""
     import io
 
-    from zeroc.tabular import ContainerReader, append, pack
-    from zeroc.tabular import _container as container
+    from zeroc.tabular import ContainerReader, ContainerWriter, append, pack
+    from zeroc.tabular._table import decode_rows
 
     data = (VECTORS / v["file"]).read_bytes()
     reader = ContainerReader(io.BytesIO(data))
     rows = DOCUMENT["document"]["patterns"]
-    assert reader.document_block and reader.footer["chunks"][0][:2] == reader.footer["skeleton"][:2]
+    offset, length, n, _crc = reader.footer["chunks"][0]
+    assert reader.document_block and reader.footer["skeleton"][:2] == [offset, length]
+    assert decode_rows(data[offset : offset + length], 0, n, key="patterns") == (n, rows)
     assert reader.document() == DOCUMENT["document"]
     assert reader.rows(5, 12) == rows[5:12] and reader.rows(-1) == rows[-1:]
-    assert reader.columns(0, 10)["rows"] == [r["rows"] for r in rows[:10]]
+    assert reader.columns(0, 10)["rows"].tolist() == [r["rows"] for r in rows[:10]]
     assert [b["document"] for b in reader.describe()["blocks"]] == [True]
     out = io.BytesIO()
     pack(DOCUMENT["document"], out, portable=True)
@@ -468,10 +470,15 @@ def test_document_block_container_vector_reads_and_this_writer_writes_it(
     assert len(grown.footer["chunks"]) == 2 and grown.document_block
     assert grown.rows(len(rows) - 1) == rows[-1:] + rows[:3]
     assert grown.document() == {**DOCUMENT["document"], "patterns": rows + rows[:3]}
-    monkeypatch.setattr(container, "DOCUMENT_BLOCK", 0)  # two blocks, as before the document block
-    two = io.BytesIO()
-    pack(DOCUMENT["document"], two, portable=True)
-    assert not ContainerReader(io.BytesIO(two.getvalue())).document_block and len(two.getvalue()) > len(data)
+    two = io.BytesIO()  # the chunk ended before the skeleton is known: two blocks
+    w = ContainerWriter(two, path=["patterns"], portable=True)
+    w.skeleton = {**DOCUMENT["document"], "patterns": None}
+    w.write_many(rows)
+    w.flush()
+    w.close()
+    second = ContainerReader(io.BytesIO(two.getvalue()))
+    assert not second.document_block and second.document() == DOCUMENT["document"]
+    assert len(two.getvalue()) > len(data)
 
 
 @pytest.mark.parametrize(

@@ -780,18 +780,43 @@ export function decodeBlock(data: Uint8Array, limit = MAX_VALUES, maxBuilt = MAX
  * holds: every payload is read, but only those rows (and what they hold) are built. Null where
  * the block holds something other than an array, as Python's decode_rows.
  */
-function decodeRows(data: Uint8Array, lo: number, hi: number, limit: number, maxBuilt: number): [number, unknown[]] | null {
+function decodeRows(data: Uint8Array, lo: number, hi: number, limit: number, maxBuilt: number, key?: string): [number, unknown[]] | null {
   const { head, r } = openBlock(data, limit, maxBuilt);
-  const root = obj(head.root, "a block's root");
-  const kinds = root.kinds;
-  const plain = typeof kinds === "object" && kinds !== null && !Array.isArray(kinds);
-  if (root.tags !== undefined || !plain || Object.keys(kinds).length !== 1 || !("arr" in kinds)) return null;
-  const arr = obj((kinds as Head).arr, "a block of rows");
+  const arr = rowsHead(head, key);
+  if (arr === null) return null;
   r.spend(1);
   const n = Number(decodeLengths(arr, r, 1, "array")[0][0]);
   const rows = decodeColumn(obj(arr.items, "array items"), r, n, false, [Math.min(lo, n), Math.min(hi, n)]);
-  if (r.pos !== r.data.length) throw new DecodeError(`${r.data.length - r.pos} bytes after the block's columns`);
+  // A document block's rows are read alone: the rest of the block follows them (spec §2).
+  if (key === undefined && r.pos !== r.data.length) throw new DecodeError(`${r.data.length - r.pos} bytes after the block's columns`);
   return [n, rows];
+}
+
+/** The column of one kind only, `kind`, or null. */
+function only(column: unknown, kind: string): Head | null {
+  if (typeof column !== "object" || column === null || Array.isArray(column)) return null;
+  const c = column as Head;
+  const kinds = c.kinds;
+  const plain = typeof kinds === "object" && kinds !== null && !Array.isArray(kinds);
+  if (c.tags !== undefined || !plain || Object.keys(kinds).length !== 1 || !(kind in kinds)) return null;
+  return obj((kinds as Head)[kind], "a column's part");
+}
+
+/**
+ * The head of a block's array of rows: its root's, or (`key`) that of the first column of its
+ * root's one object, where that column is `key`'s and an array (a document block's, spec §2);
+ * null where the block is not so, as Python's `_rows_head`.
+ */
+function rowsHead(head: Head, key?: string): Head | null {
+  let root: unknown = obj(head.root, "a block's root");
+  if (key !== undefined) {
+    const table = only(root, "obj");
+    const columns = table !== null && "shapes" in table ? table.columns : undefined;
+    const entry = Array.isArray(columns) ? columns[0] : undefined;
+    if (!Array.isArray(entry) || entry.length !== 2 || entry[0] !== key) return null;
+    root = entry[1];
+  }
+  return only(root, "arr");
 }
 
 export interface ColumnOptions {
@@ -811,15 +836,15 @@ function columnsOf(rows: unknown[]): Map<string, Column> {
   return new Map(names.map((k) => [k, rows.map((row) => (row as Head)[k] ?? null)]));
 }
 
-function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, maxBuilt: number): [Map<string, Column>, number] {
+function blockColumns(data: Uint8Array, options: ColumnOptions, limit: number, maxBuilt: number, key?: string): [Map<string, Column>, number] {
   const { head, r } = openBlock(data, limit, maxBuilt);
-  const root = obj(obj(head.root, "a block's root").kinds, "a block's root kinds");
-  const arr = obj(root.arr, "a block of rows");
-  const lengths = obj(arr.lengths, "the row count");
-  const items = obj(arr.items, "the rows");
+  const arr = rowsHead(head, key);
+  const lengths = arr === null ? {} : obj(arr.lengths, "the row count");
+  const items = arr === null ? {} : obj(arr.items, "the rows");
   const table = (items.kinds as Head | undefined)?.obj as Head | undefined;
-  if (lengths.len !== undefined || items.tags !== undefined || table === undefined || !Array.isArray(table.shapes) || table.shapes.length !== 1) {
-    const rows = decodeBlock(data, limit, maxBuilt);
+  if (arr === null || lengths.len !== undefined || items.tags !== undefined || table === undefined || !Array.isArray(table.shapes) || table.shapes.length !== 1) {
+    const value = decodeBlock(data, limit, maxBuilt);
+    const rows = key === undefined ? value : typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Head)[key] : undefined;
     if (!Array.isArray(rows)) fail("block does not hold rows");
     return [columnsOf(rows), rows.length];
   }
@@ -918,18 +943,18 @@ export class Table {
     return data;
   }
 
-  /** The first chunk's rows from the document block: the array at the table's path. */
-  private documentRows(data: Uint8Array, n: number): unknown[] {
-    const document = decodeBlock(data, MAX_VALUES, this.maxValues);
+  /** The first chunk's rows in the document block's value: the array at the table's path. */
+  private documentRows(document: unknown): unknown[] {
+    const n = this.footer.chunks[0][2];
     const key = (this.footer.path as string[])[0];
     const rows = typeof document === "object" && document !== null && !Array.isArray(document) ? (document as Head)[key] : undefined;
     if (!Array.isArray(rows) || rows.length !== n) throw new DecodeError(`the document block does not hold its ${n} rows at the table's path`);
     return rows;
   }
 
-  /** Whether this chunk entry is the document block's. */
-  private inDocument(entry: number[]): boolean {
-    return this.documentBlock && entry === this.footer.chunks[0];
+  /** The table's key where this chunk entry is the document block's (its rows' column first). */
+  private documentKey(entry: number[]): string | undefined {
+    return this.documentBlock && entry === this.footer.chunks[0] ? (this.footer.path as string[])[0] : undefined;
   }
 
   private chunks(start: number, stop: number): [number, number[]][] {
@@ -959,13 +984,11 @@ export class Table {
       const data = this.block(offset, length, check);
       const lo = Math.max(a - first, 0);
       const hi = Math.min(b - first, n);
-      if (this.inDocument(entry)) {
-        for (const row of this.documentRows(data, n).slice(lo, hi)) out.push(row);
-        continue;
-      }
-      let part = lo === 0 && hi === n ? null : decodeRows(data, lo, hi, MAX_VALUES, this.maxValues);
+      const key = this.documentKey(entry);
+      let part = lo === 0 && hi === n && key === undefined ? null : decodeRows(data, lo, hi, MAX_VALUES, this.maxValues, key);
       if (part === null) {
-        const rows = decodeBlock(data, MAX_VALUES, this.maxValues);
+        const value = decodeBlock(data, MAX_VALUES, this.maxValues);
+        const rows = key === undefined ? value : this.documentRows(value); // a document block written otherwise
         if (!Array.isArray(rows)) throw new DecodeError(`a chunk does not hold its ${n} rows`);
         part = [rows.length, rows.slice(lo, hi)];
       }
@@ -986,9 +1009,7 @@ export class Table {
     for (const [first, entry] of this.chunks(a, b)) {
       const [offset, length, n, check] = entry;
       const data = this.block(offset, length, check);
-      const [cols, count] = this.inDocument(entry)
-        ? [columnsOf(this.documentRows(data, n)), n]
-        : blockColumns(data, options, MAX_VALUES, this.maxValues);
+      const [cols, count] = blockColumns(data, options, MAX_VALUES, this.maxValues, this.documentKey(entry));
       if (count !== n || [...cols.values()].some((c) => c.length !== n)) throw new DecodeError(`a chunk does not hold its ${n} rows`);
       const lo = Math.max(a - first, 0);
       const hi = Math.min(b - first, n);
@@ -1005,16 +1026,18 @@ export class Table {
 
   /** The whole document: the skeleton with the rows put back at their path. */
   document(): unknown {
-    const rows = this.rows();
     const path = this.footer.path;
-    if (path === null) {
-      if (rows.length !== 1) throw new DecodeError("a container without a table path holds one document");
-      return rows[0];
+    if (path === null || path.length === 0) {
+      const rows = this.rows();
+      if (path === null && rows.length !== 1) throw new DecodeError("a container without a table path holds one document");
+      return path === null ? rows[0] : rows;
     }
-    if (path.length === 0) return rows;
     const where = this.footer.skeleton;
     if (where === null) throw new DecodeError("container footer lacks the document skeleton");
     const skeleton = decodeBlock(this.block(where[0], where[1], where[2]), MAX_VALUES, this.maxValues);
+    // The document block holds the first chunk's rows already (spec §2): the rest follow.
+    const first = this.documentBlock ? this.documentRows(skeleton) : [];
+    const rows = [...first, ...this.rows(first.length)];
     let holder = skeleton as Head;
     for (const key of path.slice(0, -1)) holder = obj(holder?.[key], "the table's path");
     if (typeof holder !== "object" || holder === null) fail("the table's path is not in the document skeleton");

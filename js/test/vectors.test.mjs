@@ -200,7 +200,9 @@ for (const v of documented.valid) {
     assert.equal(table.length, rows.length);
     assert.deepEqual(table.rows(5, 12), rows.slice(5, 12));
     assert.deepEqual(table.rows(-1), rows.slice(-1));
-    assert.deepEqual(table.columns(0, 10).rows, rows.slice(0, 10).map((r) => r.rows));
+    const columns = table.columns(0, 10);
+    assert.ok(columns.rows instanceof Float64Array);
+    assert.deepEqual(Array.from(columns.rows), rows.slice(0, 10).map((r) => r.rows));
   });
 }
 for (const v of documented.invalid) {

@@ -181,10 +181,15 @@ MAP_USES = 4  # come in recurring key sets, or that are used by this many object
 
 
 def encode_table(
-    rows: list[dict[str, Any]], w: _Writer, depth: int, shapes: list[tuple[str, ...]]
+    rows: list[dict[str, Any]],
+    w: _Writer,
+    depth: int,
+    shapes: list[tuple[str, ...]],
+    first: str | None = None,
 ) -> dict[str, Any]:
     """Objects by column: one column per key, plus the key orders (shapes) seen. With several
-    shapes the table is sparse: a key's column holds only the rows that have the key."""
+    shapes the table is sparse: a key's column holds only the rows that have the key. ``first``:
+    the key whose column is written first, named (a document block's rows, spec §2)."""
     if len(shapes) == 1:
         names = list(shapes[0])
         head: dict[str, Any] = {"shapes": [names]}
@@ -213,6 +218,10 @@ def encode_table(
             derived[name] = d
             used.add(d["derived"])
     order, moved = _key_lists_last([name for name in names if name not in derived], columns)
+    if first is not None:
+        order.remove(first)
+        order.insert(0, first)
+        moved.add(first)
     stored: list[Any] = []
     for name in order:
         column = encode_column(columns[name], w, depth)
@@ -551,9 +560,11 @@ def decode_table(
 
 
 # -- blocks ---------------------------------------------------------------------------------------
-def encode_block(value: Any, *, portable: bool = False) -> bytes:
+def encode_block(value: Any, *, portable: bool = False, first: str | None = None) -> bytes:
     """One value (usually a list of rows) as a self-contained block; ``portable``: without
-    pcodec encodings or a brotli text, for readers that lack them (spec/TABULAR_FORMAT.md §1.2).
+    pcodec encodings or a brotli text, for readers that lack them (spec/TABULAR_FORMAT.md §1.2);
+    ``first``: a document block's table key (spec §2), where ``value`` is an object of at most
+    MAX_COLUMNS keys, whose column goes first so that its rows read as a chunk's do.
 
     Layout: uint32 LE size of the binary column payloads, the payloads, then one zstd frame (or
     brotli text, the smaller) holding uint32 LE head size, the JSON head (compact, §1.3) and the
@@ -562,7 +573,10 @@ def encode_block(value: Any, *, portable: bool = False) -> bytes:
     w = _Writer()
     token = C.PORTABLE.set(portable)
     try:
-        root = encode_column([value], w)
+        if first is None:
+            root = encode_column([value], w)
+        else:  # as encode_column makes it, the one object a table, the rows' column first
+            root = {"kinds": {"obj": encode_table([value], w, 1, [tuple(value)], first)}}
     finally:
         C.PORTABLE.reset(token)
     head = json.dumps(H.compact({"root": root}), separators=(",", ":")).encode()
@@ -581,27 +595,55 @@ def decode_block(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUI
 
 
 def decode_rows(
-    data: bytes, lo: int, hi: int, limit: int = MAX_VALUES, max_values: int = MAX_BUILT
+    data: bytes,
+    lo: int,
+    hi: int,
+    limit: int = MAX_VALUES,
+    max_values: int = MAX_BUILT,
+    key: str | None = None,
 ) -> tuple[int, list[Any]] | None:
     """Rows lo..hi (0 <= lo <= hi) of a block holding rows (a container's chunk), and how many
-    it holds: every payload is read, but only those rows (and what they hold) are built. None
-    where the block holds something else than an array."""
+    it holds: every payload is read, but only those rows (and what they hold) are built. With
+    ``key``, of a document block (spec §2) whose first column is the rows', read alone. None
+    where the block holds something else."""
 
     def read(head: dict[str, Any], r: _Reader) -> tuple[int, list[Any]] | None:
-        root = head["root"]
-        if not isinstance(root, dict) or "tags" in root or list(root.get("kinds", {})) != ["arr"]:
+        arr = _rows_head(head, key)
+        if arr is None:
             return None
-        arr = root["kinds"]["arr"]
         r.spend(1)
         (n,) = _lengths(arr, r, 1, "array")
         return n, decode_column(arr["items"], r, n, want=(min(lo, n), min(hi, n)))
 
-    return _decoded(data, limit, max_values, read)
+    return _decoded(data, limit, max_values, read, whole=key is None)
 
 
-def _decoded(data: bytes, limit: int, max_values: int, read: Callable[[dict[str, Any], _Reader], T]) -> T:
-    """``read(head, reader)`` of a block, malformed heads and payloads as DecodeError, and every
-    payload consumed (unless ``read`` gives None: the block is not what it reads)."""
+def _rows_head(head: dict[str, Any], key: str | None) -> dict[str, Any] | None:
+    """The head of a block's array of rows: its root's, or (``key``) that of the first column of
+    its root's one object, where that column is ``key``'s and an array (a document block's, spec
+    §2); None where the block is not so."""
+    root = head["root"]
+    if key is not None:
+        if not isinstance(root, dict) or "tags" in root or list(root.get("kinds", {})) != ["obj"]:
+            return None
+        table = root["kinds"]["obj"]
+        columns = table.get("columns") if isinstance(table, dict) and "shapes" in table else None
+        entry = columns[0] if isinstance(columns, list) and columns else None
+        if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == key):
+            return None
+        root = entry[1]
+    if not isinstance(root, dict) or "tags" in root or list(root.get("kinds", {})) != ["arr"]:
+        return None
+    arr: dict[str, Any] = root["kinds"]["arr"]
+    return arr
+
+
+def _decoded(
+    data: bytes, limit: int, max_values: int, read: Callable[[dict[str, Any], _Reader], T], whole: bool = True
+) -> T:
+    """``read(head, reader)`` of a block, malformed heads and payloads as DecodeError, and (where
+    ``read`` reads the ``whole`` block) every payload consumed (unless ``read`` gives None: the
+    block is not what it reads)."""
     try:
         head, r = _open(data, limit, max_values)
         out = read(head, r)
@@ -609,7 +651,7 @@ def _decoded(data: bytes, limit: int, max_values: int, read: Callable[[dict[str,
         raise
     except _MALFORMED as exc:
         raise DecodeError(f"malformed block: {exc}") from exc
-    if out is not None and r.pos != len(r.data):
+    if whole and out is not None and r.pos != len(r.data):
         raise DecodeError(f"{len(r.data) - r.pos} bytes after the block's columns")
     return out
 
@@ -674,18 +716,22 @@ def describe_block(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
     }
 
 
-def decode_columns(data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUILT) -> dict[str, Any]:
-    """A block holding rows, as columns: numpy arrays for integer, float and boolean columns,
-    lists otherwise — without building a dict per row. Rows of several shapes fall back to
-    building rows first; missing values then read as None. Rows that are not all objects are
-    one column, ``value``."""
+def decode_columns(
+    data: bytes, limit: int = MAX_VALUES, max_values: int = MAX_BUILT, key: str | None = None
+) -> dict[str, Any]:
+    """A block holding rows (with ``key``, a document block, spec §2), as columns: numpy arrays
+    for integer, float and boolean columns, lists otherwise — without building a dict per row.
+    Rows of several shapes fall back to building rows first; missing values then read as None.
+    Rows that are not all objects are one column, ``value``."""
     try:
         head, r = _open(data, limit, max_values)
-        arr = head["root"]["kinds"]["arr"]
-        items = arr["items"]
-        table = items["kinds"].get("obj")
-        if "tags" in items or table is None or len(table.get("shapes", ())) != 1:  # or a map
+        arr = _rows_head(head, key)
+        items: dict[str, Any] = arr["items"] if arr is not None else {"tags": None}
+        table = items["kinds"].get("obj") if "tags" not in items else None
+        if arr is None or table is None or len(table.get("shapes", ())) != 1:  # or a map
             rows = decode_block(data, limit, max_values)
+            if key is not None:
+                rows = rows.get(key) if isinstance(rows, dict) else None
             if not isinstance(rows, list):
                 raise DecodeError("block does not hold rows")
             return columns_of(rows)
