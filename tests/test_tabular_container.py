@@ -413,6 +413,39 @@ _documents = st.one_of(
 )
 
 
+def _columns_exactly(cols: dict[str, Any]) -> dict[str, Any]:
+    """Columns as comparable values: a numpy array as its dtype and values, lists as they are."""
+    return {k: (str(v.dtype), v.tolist()) if hasattr(v, "dtype") else v for k, v in cols.items()}
+
+
+@settings(max_examples=100)
+@given(_rowsets, json_values, st.booleans(), st.data())
+def test_the_document_block_reads_as_two_blocks_do(
+    rows: list[Any], meta: Any, portable: bool, data: st.DataObject
+) -> None:
+    """A document whose rows end in one chunk is one block (spec §2), its rows' column first:
+    its rows over any range, its columns (numpy arrays of the same dtypes) and the document read
+    exactly as from the two blocks the writer makes when the chunk ends before the skeleton is
+    known."""
+    doc = {"meta": meta, "rows": rows}
+    files = []
+    for flush in (False, True):
+        files.append(io.BytesIO())
+        w = ContainerWriter(files[-1], path=["rows"], portable=portable)
+        w.skeleton = {"meta": meta, "rows": None}
+        w.write_many(rows)
+        if flush:
+            w.flush()
+        w.close()
+    a, b = (ContainerReader(io.BytesIO(f.getvalue())) for f in files)
+    assert a.document_block == bool(rows) and not b.document_block
+    assert same(a.document(), doc) and same(b.document(), doc)
+    lo = data.draw(st.integers(0, len(rows)))
+    hi = data.draw(st.integers(lo, len(rows) + 2))
+    assert same(a.rows(lo, hi), rows[lo:hi]) and same(b.rows(lo, hi), rows[lo:hi])
+    assert same(_columns_exactly(a.columns(lo, hi)), _columns_exactly(b.columns(lo, hi)))
+
+
 @settings(max_examples=100)
 @given(_documents, st.integers(1, 6), st.booleans(), st.booleans(), _rowsets, st.data())
 def test_any_document_packs_reads_by_range_and_appends_exactly(
