@@ -320,6 +320,26 @@ def test_forged_maps_and_sparse_tables_are_refused() -> None:
         run({"kinds": {"str": {"enc": "prefix-int", "prefix": {"a": 1}, "ints": ints(1, 2)}}}, 2)
     with pytest.raises(DecodeError, match="not a list of keys"):
         run({"kinds": {"obj": {**sparse, "shapes": [["a"], ["a", 1]], "columns": [["a", nums], one]}}}, 2)
+    # Two entries naming one key, which a read of the first column alone (a document block's
+    # rows, spec §2) and a read of the whole would take apart.
+    with pytest.raises(DecodeError, match="twice"):
+        run({"kinds": {"obj": {"shapes": [["a", "b"]], "columns": [["a", nums], ["a", nums], nums]}}}, 2)
+
+
+def test_a_document_blocks_rows_are_read_alone_only_where_nothing_comes_before_them() -> None:
+    """The rows of a document block (spec §2) are read from the block's first payload only where
+    its root is a table of one shape whose first entry is their array; else from the whole."""
+    doc = {"meta": {"n": 3}, "rows": [{"a": i, "s": f"v{i}"} for i in range(40)]}
+    block = encode_block(doc, first="rows")
+    assert decode_rows(block, 5, 9, key="rows") == (40, doc["rows"][5:9])
+    assert decode_columns(block, key="rows")["a"].tolist() == list(range(40))
+    assert decode_rows(encode_block(doc), 5, 9, key="rows") is None  # rows second: read the whole
+    assert decode_rows(block, 5, 9, key="meta") is None
+    head = H.read(block_head(block)[0])
+    table = head["root"]["kinds"]["obj"]
+    two_shapes = {**table, "shapes": [*table["shapes"], ["rows"]], "shape_ids": {"enc": "const", "value": 0}}
+    forged = {"root": {"kinds": {"obj": two_shapes}}}
+    assert decode_rows(with_head(block, forged), 5, 9, key="rows") is None
 
 
 def test_tricky_columns() -> None:

@@ -645,7 +645,9 @@ function derived(h: Head, values: Map<string, unknown[]>, name: string, m: numbe
  * keys in order of first appearance) that no entry names. */
 function named(columns: unknown[], keys: Iterable<string>): [string, Head][] {
   const isNamed = (e: unknown): e is [string, unknown] => Array.isArray(e) && e.length === 2 && typeof e[0] === "string";
-  const taken = new Set(columns.filter(isNamed).map((e) => e[0]));
+  const names = columns.filter(isNamed).map((e) => e[0]);
+  const taken = new Set(names);
+  if (taken.size !== names.length) fail("a table's column entries name a key twice");
   const free = [...keys].filter((k) => !taken.has(k));
   let next = 0;
   return columns.map((entry): [string, Head] => {
@@ -810,8 +812,8 @@ function only(column: unknown, kind: string): Head | null {
 function rowsHead(head: Head, key?: string): Head | null {
   let root: unknown = obj(head.root, "a block's root");
   if (key !== undefined) {
-    const table = only(root, "obj");
-    const columns = table !== null && "shapes" in table ? table.columns : undefined;
+    const table = only(root, "obj"); // a table of one shape: no payload before its first column
+    const columns = table !== null && Array.isArray(table.shapes) && table.shapes.length === 1 ? table.columns : undefined;
     const entry = Array.isArray(columns) ? columns[0] : undefined;
     if (!Array.isArray(entry) || entry.length !== 2 || entry[0] !== key) return null;
     root = entry[1];

@@ -113,10 +113,11 @@ class ContainerWriter:
         self.buffer, self.values = [], 0
 
     def close(self) -> None:
-        """Write the last chunk, the skeleton and the footer; where every row is in one chunk,
-        the document block instead (spec §2): the document as one block, both the first chunk
-        and the skeleton, with the rows' column first (one stream and one head: 38-135 B less
-        than two blocks on every document of the corpora, the benchmark and the vectors)."""
+        """Write the last chunk, the skeleton and the footer; where the rows have not filled a
+        chunk by then, the document block instead (spec §2): the document as one block, both
+        the first chunk and the skeleton, with the rows' column first (one stream and one head:
+        16-120 B less than two blocks on every document of the corpora, the benchmark and the
+        vectors)."""
         path, skeleton = self.footer["path"], self.skeleton
         document = _placed(skeleton, path, self.buffer) if self.buffer and not self.footer["chunks"] else None
         if document is not None:

@@ -451,7 +451,10 @@ def decode_map(
 def _named(columns: list[Any], keys: dict[str, int]) -> list[list[Any]]:
     """A table's column entries as [key, head]: a bare head takes the next of ``keys`` (the
     shapes' keys in order of first appearance) that no entry names."""
-    named = {e[0] for e in columns if isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)}
+    names = [e[0] for e in columns if isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)]
+    named = set(names)
+    if len(named) != len(names):
+        raise DecodeError("a table's column entries name a key twice")
     free = iter([k for k in keys if k not in named])
     out = []
     for entry in columns:
@@ -626,8 +629,9 @@ def _rows_head(head: dict[str, Any], key: str | None) -> dict[str, Any] | None:
     if key is not None:
         if not isinstance(root, dict) or "tags" in root or list(root.get("kinds", {})) != ["obj"]:
             return None
-        table = root["kinds"]["obj"]
-        columns = table.get("columns") if isinstance(table, dict) and "shapes" in table else None
+        table = root["kinds"]["obj"]  # a table of one shape: no payload before its first column
+        one = isinstance(table, dict) and isinstance(table.get("shapes"), list) and len(table["shapes"]) == 1
+        columns = table.get("columns") if one else None
         entry = columns[0] if isinstance(columns, list) and columns else None
         if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == key):
             return None
