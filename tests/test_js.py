@@ -599,9 +599,14 @@ def test_corrupted_frames_payloads_tables_and_dictionaries_raise_typed_errors(
             if v["codec"].get("frame_id") != "bare"
         ]
     tables = []
-    for name in ("twitter.json", "github_events.json", "canada.json"):
+    for name, chunk_rows in (
+        ("twitter.json", 8),
+        ("github_events.json", 8),
+        ("canada.json", 8),
+        ("instruments.json", 65_536),  # one document block (spec/TABULAR_FORMAT.md §2)
+    ):
         out = io.BytesIO()
-        pack(json.loads((DATA / "json" / name).read_text()), out, chunk_rows=8, portable=True)
+        pack(json.loads((DATA / "json" / name).read_text()), out, chunk_rows=chunk_rows, portable=True)
         tables.append({"file_hex": out.getvalue().hex(), "ranges": []})
     rounds = int(os.environ.get("ZEROC_JS_FUZZ_ROUNDS", "60"))
     report = node(
@@ -768,7 +773,8 @@ def check_tables(tmp_path: Path, docs: list[Any], ranges: list[tuple[int, int]],
 
 def test_portable_tables_of_the_real_corpora(tmp_path: Path) -> None:
     """Tweets (ids past 2^53), GitHub events, Jenkins jobs, instruments and canada's
-    coordinates, packed portable in small chunks: node reads each as Python does."""
+    coordinates, packed portable in small chunks, and those with a skeleton in one chunk (the
+    document block, spec/TABULAR_FORMAT.md §2): node reads each as Python does."""
     docs = [
         json.loads((DATA / "json" / name).read_text())
         for name in (
@@ -780,6 +786,7 @@ def test_portable_tables_of_the_real_corpora(tmp_path: Path) -> None:
         )
     ]
     check_tables(tmp_path, docs, [(0, 3), (5, 40), (30, 10_000)], chunk_rows=16)
+    check_tables(tmp_path, [docs[0], docs[2], docs[3]], [(0, 3), (5, 40), (30, 10_000)], chunk_rows=65_536)
 
 
 def test_portable_aws_shapes_with_references_key_lists_and_byte_codes(tmp_path: Path) -> None:
