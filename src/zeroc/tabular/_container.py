@@ -55,8 +55,10 @@ class ContainerWriter:
 
     Holds at most one chunk of rows in memory. ``path`` is where the rows sit in the document
     (``None``: the container holds one whole document as its only row); ``skeleton`` — the
-    document without its rows — may be set any time before ``close()``. ``portable`` writes
-    no pcodec encodings and no brotli texts (readable in browsers, spec/TABULAR_FORMAT.md §1.2).
+    document without its rows — may be set any time before ``close()``, which writes the rows
+    and the skeleton as one block where no chunk was written before (the document block, spec
+    §2; ``flush()`` ends a chunk). ``portable`` writes no pcodec encodings and no brotli texts
+    (readable in browsers, spec/TABULAR_FORMAT.md §1.2).
     """
 
     def __init__(
