@@ -254,6 +254,14 @@ def written_again(data: bytes, document: Any, **options: Any) -> None:
     assert len(out.getvalue()) <= len(data)
 
 
+def blocks_of(data: bytes) -> bytes:
+    """A container's blocks, all its bytes between the header and the footer: what this writer
+    still writes of a released file, whose footer may since be compact (spec/TABULAR_FORMAT.md
+    §2; containers-footer.json pins that)."""
+    trailer = 12 if data[4] == 2 else 8
+    return data[8 : len(data) - trailer - int.from_bytes(data[-8:-4], "little")]
+
+
 CONTAINERS = json.loads((VECTORS / "containers.json").read_text())
 
 
@@ -391,7 +399,7 @@ def test_reference_column_container_vector_reads_and_this_writer_writes_it(v: di
     in the names, with a text of the values the names lack, and ``required`` in the members'
     keys, written after them and named in the head. They read back exactly, whole and by range
     (a range builds only its rows, yet its sources are whole), and this writer still writes the
-    bytes."""
+    blocks."""
     import io
 
     from zeroc.tabular import ContainerReader, pack
@@ -404,7 +412,7 @@ def test_reference_column_container_vector_reads_and_this_writer_writes_it(v: di
         assert reader.rows(a, b) == rows[a:b]
     out = io.BytesIO()
     pack(REFS["document"], out, chunk_rows=v["chunk_rows"], portable=True)
-    assert out.getvalue() == data
+    assert blocks_of(out.getvalue()) == blocks_of(data) and len(out.getvalue()) <= len(data)
     types = {m["type"] for r in rows for m in r["members"].values()}
     stray = {"String", "Integer"}  # what no record is called: the column's own text
     assert stray & types and types - stray <= {r["name"] for r in rows}
@@ -418,7 +426,7 @@ INTS = json.loads((VECTORS / "containers-ints.json").read_text())
 def test_integer_code_container_vector_reads_and_this_writer_writes_it(v: dict[str, Any]) -> None:
     """Codes and ids as values in 1, 2 or 4 bytes (spec §1.2 ``zstd-bytes``), under zstd in the
     portable file and as brotli texts in the other, read back exactly, whole and by range, and
-    this writer still writes the bytes."""
+    this writer still writes the blocks."""
     import io
 
     from zeroc.tabular import ContainerReader, pack
@@ -431,7 +439,7 @@ def test_integer_code_container_vector_reads_and_this_writer_writes_it(v: dict[s
     assert reader.columns(0, 400)["kind"].tolist() == [r["kind"] for r in rows]
     out = io.BytesIO()
     pack(INTS["document"], out, chunk_rows=v["chunk_rows"], portable=v["portable"])
-    assert out.getvalue() == data
+    assert blocks_of(out.getvalue()) == blocks_of(data) and len(out.getvalue()) <= len(data)
 
 
 DOCUMENT = json.loads((VECTORS / "containers-document.json").read_text())
@@ -481,9 +489,49 @@ def test_document_block_container_vector_reads_and_this_writer_writes_it(
     assert len(two.getvalue()) > len(data)
 
 
+FOOTER = json.loads((VECTORS / "containers-footer.json").read_text())
+
+
+@pytest.mark.parametrize("v", FOOTER["valid"], ids=lambda v: v["file"])
+def test_compact_footer_container_vector_reads_and_this_writer_writes_it(
+    v: dict[str, Any], tmp_path: Path
+) -> None:
+    """The compact footer (spec §2) of chunks, a skeleton and a chunk appended after it: it reads
+    back as the JSON footer it stands for, whole and by range; this writer writes it again, and
+    its JSON form is longer."""
+    import io
+
+    from zeroc.tabular import ContainerReader, append, pack
+    from zeroc.tabular._container import _compact_footer
+
+    data = (VECTORS / v["file"]).read_bytes()
+    reader = ContainerReader(io.BytesIO(data))
+    rows = FOOTER["document"]["rows"]
+    chunks, skeleton = reader.footer["chunks"], reader.footer["skeleton"]
+    assert reader.footer["portable"] and reader.footer["path"] == ["rows"] and len(chunks) == 5
+    assert chunks[-1][0] == skeleton[0] + skeleton[1]  # the appended chunk, after the skeleton
+    assert reader.document() == FOOTER["document"] and reader.rows(28, 33) == rows[28:33]
+    compact = _compact_footer(reader.footer)
+    assert compact is not None and data.endswith(compact + data[-12:])
+    assert len(json.dumps(reader.footer, separators=(",", ":"))) > 3 * len(compact)
+    out = io.BytesIO()
+    pack({**FOOTER["document"], "rows": rows[:30]}, out, chunk_rows=v["chunk_rows"], portable=True)
+    path = tmp_path / "again.zct"
+    path.write_bytes(out.getvalue())
+    append(path, rows[30:], chunk_rows=v["chunk_rows"])
+    assert path.read_bytes() == data
+
+
 @pytest.mark.parametrize(
     "v",
-    [*CONTAINERS["invalid"], *BROTLI["invalid"], *REFS["invalid"], *INTS["invalid"], *DOCUMENT["invalid"]],
+    [
+        *CONTAINERS["invalid"],
+        *BROTLI["invalid"],
+        *REFS["invalid"],
+        *INTS["invalid"],
+        *DOCUMENT["invalid"],
+        *FOOTER["invalid"],
+    ],
     ids=lambda v: v["file"],
 )
 def test_invalid_container_vector_raises_the_named_error(v: dict[str, Any]) -> None:
@@ -492,7 +540,8 @@ def test_invalid_container_vector_raises_the_named_error(v: dict[str, Any]) -> N
     pointing past its source's end, brotli payloads declaring a byte more than their column
     holds and a byte fewer than their stream holds, and footers that break the document block's
     rules (a row count its array lacks, a skeleton overlapping it, a path to a string, a CRC-32
-    that is not the chunk's)."""
+    that is not the chunk's), and compact footers cut short, with a byte after their end, a flag
+    no version defines, an integer of 10 bytes or a key that is not UTF-8."""
     import io
 
     from zeroc.tabular import ContainerReader

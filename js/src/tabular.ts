@@ -1066,6 +1066,64 @@ function concat(parts: Column[]): Column {
   return parts.flatMap((p) => (p instanceof Uint8Array ? Array.from(p, (v) => v !== 0) : Array.from(p as ArrayLike<unknown>)));
 }
 
+/** A compact footer (spec §2) as the JSON footer it stands for, its entries checked after, as Python's `_read_compact_footer`. */
+function compactFooter(data: Uint8Array, version: number): Footer {
+  let at = 1;
+  const varint = (): number => {
+    // At most 9 bytes: below 2^63; a Number holds it exactly below 2^53, and no file is larger.
+    let n = 0;
+    for (let shift = 0; shift < 63; shift += 7) {
+      if (at >= data.length) throw new DecodeError("compact footer is cut short");
+      const b = data[at++];
+      n += (b & 0x7f) * 2 ** shift;
+      if (!(b & 0x80)) return n;
+    }
+    throw new DecodeError("compact footer holds an integer longer than 9 bytes");
+  };
+  const take = (n: number): Uint8Array => {
+    if (at + n > data.length) throw new DecodeError("compact footer is cut short");
+    at += n;
+    return data.subarray(at - n, at);
+  };
+  const crc = (): number[] => (version === 2 ? [(take(4).reduce((a, b, i) => a + b * 2 ** (8 * i), 0))] : []);
+  const format = varint();
+  const flags = varint();
+  const kind = Math.floor(flags / 8);
+  if (kind > 2 || (flags & 4 && !(flags & 2 && kind === 2))) throw new DecodeError(`compact footer has unknown flags ${flags}`);
+  let path: string[] | null = kind === 0 ? null : [];
+  if (kind === 2) {
+    try {
+      path = [new TextDecoder("utf-8", { fatal: true }).decode(take(varint()))];
+    } catch (e) {
+      if (e instanceof DecodeError) throw e;
+      throw new DecodeError("compact footer's key is not UTF-8");
+    }
+  }
+  const count = varint();
+  if (count > data.length) throw new DecodeError("compact footer is cut short");
+  const chunks: number[][] = [];
+  let end = 8;
+  for (let i = 0; i < count; i++) {
+    const offset = end + varint();
+    const length = varint();
+    const rows = varint();
+    chunks.push([offset, length, rows, ...crc()]);
+    end = offset + length;
+  }
+  let skeleton: number[] | null = null;
+  if (flags & 4) {
+    if (chunks.length === 0) throw new DecodeError("compact footer names a document block but no chunk");
+    skeleton = [chunks[0][0], chunks[0][1], ...chunks[0].slice(3)];
+  } else if (flags & 2) {
+    const offset = varint();
+    const length = varint();
+    skeleton = [offset, length, ...crc()];
+  }
+  if (at !== data.length) throw new DecodeError(`${data.length - at} bytes after the compact footer`);
+  const rows = chunks.reduce((sum, c) => sum + c[2], 0);
+  return { format, path, rows, chunks, skeleton, ...(flags & 1 ? { portable: true } : {}) } as Footer;
+}
+
 function readFooter(data: Uint8Array): Footer {
   const version = data[4];
   const header = MAGIC.every((b, i) => data[i] === b) && (version === 1 || version === 2) && !data[5] && !data[6] && !data[7];
@@ -1079,7 +1137,7 @@ function readFooter(data: Uint8Array): Footer {
   if (length > MAX_FOOTER || offset < 8) throw new DecodeError("container footer length is invalid");
   const raw = data.subarray(offset, offset + length);
   if (version === 2 && crc32(raw) !== u32(tail, 0)) throw new ChecksumMismatch("the container's footer fails its CRC-32");
-  const footer = parseJSON(raw[0] === 0x7b ? raw : zstdDecompress(raw, { maxSize: MAX_FOOTER })) as Footer;
+  const footer = raw[0] === 0x01 ? compactFooter(raw, version) : (parseJSON(raw[0] === 0x7b ? raw : zstdDecompress(raw, { maxSize: MAX_FOOTER })) as Footer);
   const path = footer?.path;
   const ok =
     typeof footer === "object" &&

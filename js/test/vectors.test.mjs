@@ -209,6 +209,20 @@ for (const v of documented.invalid) {
   test(`invalid document-block container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
 }
 
+const footed = vectors("containers-footer.json");
+for (const v of footed.valid) {
+  test(`valid compact-footer container ${v.file}: chunks, a skeleton, a chunk appended after it`, () => {
+    const table = zeroc.Table.open(bytes(v.file));
+    const rows = footed.document.rows;
+    assert.deepEqual(table.document(), footed.document);
+    assert.equal(table.length, rows.length);
+    assert.deepEqual(table.rows(28, 33), rows.slice(28, 33));
+  });
+}
+for (const v of footed.invalid) {
+  test(`invalid compact-footer container ${v.file} raises ${v.error}`, () => rejects(() => zeroc.Table.open(bytes(v.file)).document(), v.error));
+}
+
 // Brotli block texts are only in files that are not portable; this package has no brotli decoder.
 const brotlied = vectors("containers-brotli.json");
 for (const v of brotlied.valid) {

@@ -6,7 +6,7 @@ tables (containers-maps.json); compact heads over every kind of column a portabl
 (containers-compact.json); brotli block texts, outside portable files (containers-brotli.json);
 a column of references to another (containers-refs.json); integers as values in 1, 2 or 4 bytes,
 and payloads as brotli texts (containers-ints.json); a small document as one block
-(containers-document.json).
+(containers-document.json); the compact footer (containers-footer.json).
 Released vectors are never edited.
 
 python spec/vectors/make_container_vectors.py        # writes the sets not yet written
@@ -529,6 +529,66 @@ def document_block() -> None:
     print(f"wrote {out}")
 
 
+def compact_footers() -> None:
+    """The compact footer (spec/TABULAR_FORMAT.md §2): a file of several chunks, a skeleton and
+    rows appended after it (so that a chunk's offset is past the skeleton's end), and version-1
+    files whose compact footer is cut short, has a byte after its end, a flag no version
+    defines, an integer of 10 bytes, or a key that is not UTF-8 (DecodeError all)."""
+    out = HERE / "containers-footer.json"
+    if out.exists():
+        print(f"{out} exists: released vectors are never edited")
+        return
+    from zeroc.tabular import append
+
+    document = {"source": "golden vector", "rows": [{"id": i, "name": f"item{i}"} for i in range(30)]}
+    more = [{"id": i, "name": f"more{i}"} for i in range(5)]
+    files = {}
+    for version in (1, 2):
+        buf = io.BytesIO()
+        pack(document, buf, chunk_rows=8, checksum=version == 2, portable=True)
+        path = HERE / f"container-{version}-footer.zct"
+        path.write_bytes(buf.getvalue())
+        append(path, more, chunk_rows=8)
+        files[version] = path.read_bytes()
+    (HERE / "container-1-footer.zct").unlink()
+    data = files[1]
+    assert data[-8 - int.from_bytes(data[-8:-4], "little")] == 1, "a compact footer"
+    end = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    footer = data[end:-8]
+    assert (
+        footer[1:3] == bytes([1, 1 | 2 | 2 << 3]) and footer[3:8] == b"\x04rows"
+    )  # V 1; portable, skeleton, [key]
+    invalid = []
+    for name, forged, error in (
+        ("container-1-footer-short.zct", footer[:-1], "cut short"),
+        ("container-1-footer-after.zct", footer + b"\x00", "after"),
+        ("container-1-footer-flags.zct", footer[:2] + bytes([footer[2] | 0x20]) + footer[3:], "flags"),
+        (
+            "container-1-footer-long.zct",
+            footer[:1] + b"\x81" + b"\x80" * 8 + b"\x00" + footer[2:],
+            "9 bytes",
+        ),
+        ("container-1-footer-key.zct", footer[:4] + b"\xffows" + footer[8:], "UTF-8"),
+    ):
+        forged_file = data[:end] + forged + len(forged).to_bytes(4, "little") + b"ZRCT"
+        try:
+            ContainerReader(io.BytesIO(forged_file)).document()
+        except DecodeError as exc:
+            assert error in str(exc), exc
+        else:
+            raise AssertionError(f"{name} decodes")
+        (HERE / name).write_bytes(forged_file)
+        invalid.append({"file": name, "error": "DecodeError"})
+    doc = {
+        "spec": "spec/TABULAR_FORMAT.md section 2 (the compact footer)",
+        "document": {**document, "rows": document["rows"] + more},
+        "valid": [{"file": "container-2-footer.zct", "version": 2, "chunk_rows": 8, "portable": True}],
+        "invalid": invalid,
+    }
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def zstandard_text(data: bytes) -> bytes:
     """The container's bytes with every zstd frame in it decompressed (to look for an encoding)."""
     import zstandard
@@ -552,6 +612,7 @@ def main() -> None:
     references()
     integer_codes()
     document_block()
+    compact_footers()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

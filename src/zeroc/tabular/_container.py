@@ -33,6 +33,7 @@ TRAILERS = {1: 8, 2: 12}  # (version 2: CRC-32 of the footer) + uint32 footer le
 TRAILER = TRAILERS[1]
 CHUNK_ROWS = 65_536  # ~1 MB of JSON per chunk for typical rows: seek granularity vs. ratio
 MAX_FOOTER = 64 * 1024 * 1024
+COMPACT_FOOTER = b"\x01"  # the footer as bytes (spec §2); a JSON one starts with "{", zstd's with 28
 # A chunk also ends once its rows hold this many values (objects, arrays and scalars), so that a
 # reader's default bound on what one chunk builds (MAX_BUILT, twice this) never refuses it.
 CHUNK_VALUES = MAX_BUILT // 2
@@ -130,9 +131,11 @@ class ContainerWriter:
             self.flush()
             if path and skeleton is not None:
                 self.footer["skeleton"] = self._put(encode_block(skeleton, portable=self.portable))
-        raw = json.dumps(self.footer, separators=(",", ":")).encode()
-        packed = zstd.ZstdCompressor(level=19).compress(raw)
-        data = packed if len(packed) < len(raw) else raw  # a raw footer starts with "{"
+        data = _compact_footer(self.footer)
+        if data is None:  # a path the compact footer cannot hold: JSON, zstd's where smaller
+            raw = json.dumps(self.footer, separators=(",", ":")).encode()
+            packed = zstd.ZstdCompressor(level=19).compress(raw)
+            data = packed if len(packed) < len(raw) else raw  # a raw footer starts with "{"
         check = crc32(data).to_bytes(4, "little") if self.checksummed else b""
         self.file.write(data + check + len(data).to_bytes(4, "little") + MAGIC)
         self.file.flush()
@@ -419,7 +422,10 @@ def _read_footer(file: BinaryIO) -> tuple[dict[str, Any], int]:
     if version == 2 and crc32(data) != int.from_bytes(tail[:4], "little"):
         raise ChecksumMismatch("the container's footer fails its CRC-32")
     try:
-        footer = json.loads(data if data[:1] == b"{" else unzstd(data, MAX_FOOTER))
+        if data[:1] == COMPACT_FOOTER:
+            footer = _read_compact_footer(data, version)
+        else:
+            footer = json.loads(data if data[:1] == b"{" else unzstd(data, MAX_FOOTER))
     except (zstd.ZstdError, ValueError, RecursionError) as exc:
         raise DecodeError(f"corrupt container footer: {exc}") from exc
     path = footer.get("path") if isinstance(footer, dict) else None
@@ -460,6 +466,108 @@ def _read_footer(file: BinaryIO) -> tuple[dict[str, Any], int]:
     elif skeleton is not None and any(c[0] < sum(skeleton[:2]) and skeleton[0] < c[0] + c[1] for c in chunks):
         raise DecodeError("container footer's skeleton overlaps a chunk")
     return footer, offset
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _compact_footer(footer: dict[str, Any]) -> bytes | None:
+    """The footer as bytes (spec §2), or None where its path is not null, [] or one key."""
+    path, chunks, skeleton = footer["path"], footer["chunks"], footer["skeleton"]
+    kind = 0 if path is None else 1 if path == [] else 2 if len(path) == 1 else None
+    if kind is None:
+        return None
+    key = b""
+    if kind == 2:
+        try:
+            key = path[0].encode()
+        except UnicodeEncodeError:  # a lone surrogate: JSON holds it
+            return None
+    document = bool(skeleton and chunks and chunks[0][:2] == skeleton[:2])
+    flags = bool(footer.get("portable")) | (skeleton is not None) << 1 | document << 2 | kind << 3
+
+    def crc(check: int) -> bytes:  # version 2's CRC-32 of a block
+        return check.to_bytes(4, "little")
+
+    out = [COMPACT_FOOTER, _varint(footer["format"]), _varint(flags)]
+    if kind == 2:
+        out += [_varint(len(key)), key]
+    out.append(_varint(len(chunks)))
+    end = len(HEADER)
+    for offset, length, rows, *check in chunks:
+        out += [_varint(offset - end), _varint(length), _varint(rows), *map(crc, check)]
+        end = offset + length
+    if skeleton is not None and not document:
+        out += [_varint(skeleton[0]), _varint(skeleton[1]), *map(crc, skeleton[2:])]
+    return b"".join(out)
+
+
+def _read_compact_footer(data: bytes, version: int) -> dict[str, Any]:
+    """A compact footer (spec §2) as the JSON footer it stands for, its entries unchecked."""
+    at = 1
+
+    def varint() -> int:  # at most 9 bytes: below 2^63
+        nonlocal at
+        n = 0
+        for shift in range(0, 63, 7):
+            if at >= len(data):
+                raise DecodeError("compact footer is cut short")
+            b = data[at]
+            at += 1
+            n |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return n
+        raise DecodeError("compact footer holds an integer longer than 9 bytes")
+
+    def take(n: int) -> bytes:
+        nonlocal at
+        if at + n > len(data):
+            raise DecodeError("compact footer is cut short")
+        at += n
+        return data[at - n : at]
+
+    def crc() -> list[int]:  # version 2's CRC-32 of a block
+        return [int.from_bytes(take(4), "little")] if version == 2 else []
+
+    fmt, flags = varint(), varint()
+    kind = flags >> 3
+    if kind > 2 or (flags & 4 and not (flags & 2 and kind == 2)):
+        raise DecodeError(f"compact footer has unknown flags {flags:#x}")
+    path: list[str] | None = None if kind == 0 else []
+    if kind == 2:
+        try:
+            path = [take(varint()).decode()]
+        except UnicodeDecodeError:
+            raise DecodeError("compact footer's key is not UTF-8") from None
+    count = varint()
+    if count > len(data):  # each chunk takes 3 bytes at least
+        raise DecodeError("compact footer is cut short")
+    chunks, end = [], len(HEADER)
+    for _ in range(count):
+        offset = end + varint()
+        length, rows = varint(), varint()
+        chunks.append([offset, length, rows, *crc()])
+        end = offset + length
+    skeleton = None
+    if flags & 4:
+        if not chunks:
+            raise DecodeError("compact footer names a document block but no chunk")
+        skeleton = [*chunks[0][:2], *chunks[0][3:]]
+    elif flags & 2:
+        skeleton = [varint(), varint(), *crc()]
+    if at != len(data):
+        raise DecodeError(f"{len(data) - at} bytes after the compact footer")
+    rows = sum(c[2] for c in chunks)
+    footer = {"format": fmt, "path": path, "rows": rows, "chunks": chunks, "skeleton": skeleton}
+    if flags & 1:
+        footer["portable"] = True
+    return footer
 
 
 # -- documents ----------------------------------------------------------------------------------
