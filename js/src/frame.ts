@@ -54,16 +54,16 @@ export function parseFrame(frame: Uint8Array): Header {
 
 const MAX_VARINT_BYTES = 5;
 
-/** Read a varint at `pos`: [value, next position]. */
-export function readVarint(data: Uint8Array, pos: number): [number, number] {
+/** Read a varint of at most `maxBytes` at `pos`: [value, next position] (exact below 2^53). */
+export function readVarint(data: Uint8Array, pos: number, maxBytes = MAX_VARINT_BYTES): [number, number] {
   let value = 0;
-  for (let i = 0; i < MAX_VARINT_BYTES; i++) {
+  for (let i = 0; i < maxBytes; i++) {
     if (pos + i >= data.length) throw new TruncatedFrame(`data ends inside a varint at byte ${pos}`);
     const b = data[pos + i];
     value += (b & 0x7f) * 2 ** (7 * i);
     if (!(b & 0x80)) return [value, pos + i + 1];
   }
-  throw new DecodeError(`varint at byte ${pos} is longer than ${MAX_VARINT_BYTES} bytes`);
+  throw new DecodeError(`varint at byte ${pos} is longer than ${maxBytes} bytes`);
 }
 
 const STREAM_MAGIC = [0x5a, 0x52, 0x43, 0x53]; // "ZRCS"

@@ -5,6 +5,7 @@
 
 import { crc32 } from "./crc32.js";
 import { ChecksumMismatch, DecodeError, LimitExceeded, UnsupportedFrame } from "./errors.js";
+import { readVarint } from "./frame.js";
 import { readHead } from "./head.js";
 import { parseJSON, parseJSONText } from "./json.js";
 import { safeInt, setKey, urlQuote } from "./values.js";
@@ -1071,14 +1072,9 @@ function compactFooter(data: Uint8Array, version: number): Footer {
   let at = 1;
   const varint = (): number => {
     // At most 9 bytes: below 2^63; a Number holds it exactly below 2^53, and no file is larger.
-    let n = 0;
-    for (let shift = 0; shift < 63; shift += 7) {
-      if (at >= data.length) throw new DecodeError("compact footer is cut short");
-      const b = data[at++];
-      n += (b & 0x7f) * 2 ** shift;
-      if (!(b & 0x80)) return n;
-    }
-    throw new DecodeError("compact footer holds an integer longer than 9 bytes");
+    const [n, next] = readVarint(data, at, 9);
+    at = next;
+    return n;
   };
   const take = (n: number): Uint8Array => {
     if (at + n > data.length) throw new DecodeError("compact footer is cut short");

@@ -130,10 +130,10 @@ def varint(n: int) -> bytes:
     return bytes(out)
 
 
-def read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    """Read a varint at ``pos``; return (value, next position)."""
+def read_varint(data: bytes, pos: int, max_bytes: int = MAX_VARINT_BYTES) -> tuple[int, int]:
+    """Read a varint of at most ``max_bytes`` at ``pos``; return (value, next position)."""
     value = shift = 0
-    for i in range(MAX_VARINT_BYTES):
+    for i in range(max_bytes):
         if pos + i >= len(data):
             raise TruncatedFrame(f"data ends inside a varint at byte {pos}")
         b = data[pos + i]
@@ -141,7 +141,7 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
         if not b & 0x80:
             return value, pos + i + 1
         shift += 7
-    raise DecodeError(f"varint at byte {pos} is longer than {MAX_VARINT_BYTES} bytes")
+    raise DecodeError(f"varint at byte {pos} is longer than {max_bytes} bytes")
 
 
 STREAM_SHA = 1  # flags: a dictionary SHA-256 follows

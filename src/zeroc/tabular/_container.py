@@ -14,6 +14,7 @@ from zlib import crc32
 import zstandard as zstd
 
 from zeroc._errors import ChecksumMismatch, DecodeError, UsageError
+from zeroc._frame import read_varint, varint
 from zeroc.tabular._columns import unzstd
 from zeroc.tabular._table import (
     MAX_BUILT,
@@ -34,6 +35,7 @@ TRAILER = TRAILERS[1]
 CHUNK_ROWS = 65_536  # ~1 MB of JSON per chunk for typical rows: seek granularity vs. ratio
 MAX_FOOTER = 64 * 1024 * 1024
 COMPACT_FOOTER = b"\x01"  # the footer as bytes (spec §2); a JSON one starts with "{", zstd's with 28
+FOOTER_VARINT_BYTES = 9  # a compact footer's integers: below 2^63
 # A chunk also ends once its rows hold this many values (objects, arrays and scalars), so that a
 # reader's default bound on what one chunk builds (MAX_BUILT, twice this) never refuses it.
 CHUNK_VALUES = MAX_BUILT // 2
@@ -468,15 +470,6 @@ def _read_footer(file: BinaryIO) -> tuple[dict[str, Any], int]:
     return footer, offset
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _compact_footer(footer: dict[str, Any]) -> bytes | None:
     """The footer as bytes (spec §2), or None where its path is not null, [] or one key."""
     path, chunks, skeleton = footer["path"], footer["chunks"], footer["skeleton"]
@@ -495,16 +488,16 @@ def _compact_footer(footer: dict[str, Any]) -> bytes | None:
     def crc(check: int) -> bytes:  # version 2's CRC-32 of a block
         return check.to_bytes(4, "little")
 
-    out = [COMPACT_FOOTER, _varint(footer["format"]), _varint(flags)]
+    out = [COMPACT_FOOTER, varint(footer["format"]), varint(flags)]
     if kind == 2:
-        out += [_varint(len(key)), key]
-    out.append(_varint(len(chunks)))
+        out += [varint(len(key)), key]
+    out.append(varint(len(chunks)))
     end = len(HEADER)
     for offset, length, rows, *check in chunks:
-        out += [_varint(offset - end), _varint(length), _varint(rows), *map(crc, check)]
+        out += [varint(offset - end), varint(length), varint(rows), *map(crc, check)]
         end = offset + length
     if skeleton is not None and not document:
-        out += [_varint(skeleton[0]), _varint(skeleton[1]), *map(crc, skeleton[2:])]
+        out += [varint(skeleton[0]), varint(skeleton[1]), *map(crc, skeleton[2:])]
     return b"".join(out)
 
 
@@ -512,18 +505,10 @@ def _read_compact_footer(data: bytes, version: int) -> dict[str, Any]:
     """A compact footer (spec §2) as the JSON footer it stands for, its entries unchecked."""
     at = 1
 
-    def varint() -> int:  # at most 9 bytes: below 2^63
+    def integer() -> int:  # at most 9 bytes: below 2^63
         nonlocal at
-        n = 0
-        for shift in range(0, 63, 7):
-            if at >= len(data):
-                raise DecodeError("compact footer is cut short")
-            b = data[at]
-            at += 1
-            n |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return n
-        raise DecodeError("compact footer holds an integer longer than 9 bytes")
+        n, at = read_varint(data, at, FOOTER_VARINT_BYTES)
+        return n
 
     def take(n: int) -> bytes:
         nonlocal at
@@ -535,23 +520,23 @@ def _read_compact_footer(data: bytes, version: int) -> dict[str, Any]:
     def crc() -> list[int]:  # version 2's CRC-32 of a block
         return [int.from_bytes(take(4), "little")] if version == 2 else []
 
-    fmt, flags = varint(), varint()
+    fmt, flags = integer(), integer()
     kind = flags >> 3
     if kind > 2 or (flags & 4 and not (flags & 2 and kind == 2)):
         raise DecodeError(f"compact footer has unknown flags {flags:#x}")
     path: list[str] | None = None if kind == 0 else []
     if kind == 2:
         try:
-            path = [take(varint()).decode()]
+            path = [take(integer()).decode()]
         except UnicodeDecodeError:
             raise DecodeError("compact footer's key is not UTF-8") from None
-    count = varint()
+    count = integer()
     if count > len(data):  # each chunk takes 3 bytes at least
         raise DecodeError("compact footer is cut short")
     chunks, end = [], len(HEADER)
     for _ in range(count):
-        offset = end + varint()
-        length, rows = varint(), varint()
+        offset = end + integer()
+        length, rows = integer(), integer()
         chunks.append([offset, length, rows, *crc()])
         end = offset + length
     skeleton = None
@@ -560,7 +545,7 @@ def _read_compact_footer(data: bytes, version: int) -> dict[str, Any]:
             raise DecodeError("compact footer names a document block but no chunk")
         skeleton = [*chunks[0][:2], *chunks[0][3:]]
     elif flags & 2:
-        skeleton = [varint(), varint(), *crc()]
+        skeleton = [integer(), integer(), *crc()]
     if at != len(data):
         raise DecodeError(f"{len(data) - at} bytes after the compact footer")
     rows = sum(c[2] for c in chunks)

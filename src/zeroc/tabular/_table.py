@@ -730,8 +730,8 @@ def decode_columns(
     try:
         head, r = _open(data, limit, max_values)
         arr = _rows_head(head, key)
-        items: dict[str, Any] = arr["items"] if arr is not None else {"tags": None}
-        table = items["kinds"].get("obj") if "tags" not in items else None
+        items = arr["items"] if arr is not None else None
+        table = items["kinds"].get("obj") if items is not None and "tags" not in items else None
         if arr is None or table is None or len(table.get("shapes", ())) != 1:  # or a map
             rows = decode_block(data, limit, max_values)
             if key is not None:
