@@ -58,6 +58,28 @@ def series(n: int) -> dict[str, object]:
     return {"symbol": "ZRC", "rows": rows}
 
 
+def _refused(
+    name: str, forged: bytes, error: type[Exception], says: str, invalid: list[dict[str, str]]
+) -> None:
+    """Write ``forged`` as the invalid vector ``name`` once this reader refuses it with ``error``
+    saying ``says``, and list it in ``invalid``."""
+    try:
+        ContainerReader(io.BytesIO(forged)).document()
+    except error as exc:
+        assert says in str(exc), exc
+    else:
+        raise AssertionError(f"{name} decodes")
+    (HERE / name).write_bytes(forged)
+    invalid.append({"file": name, "error": error.__name__})
+
+
+def _write_set(out: Path, spec: str, document: Any, valid: list[Any], invalid: list[Any]) -> None:
+    """Write a set's JSON document: the spec section, the document, its valid and invalid files."""
+    doc = {"spec": spec, "document": document, "valid": valid, "invalid": invalid}
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def portable_set(out_name: str, file_name: str, spec: str, document: Any, chunk_rows: int) -> bytes | None:
     """Write a set of one portable container (spec/TABULAR_FORMAT.md §1.2) of ``document``:
     its bytes, or None when the set exists (released vectors are never edited)."""
@@ -68,14 +90,13 @@ def portable_set(out_name: str, file_name: str, spec: str, document: Any, chunk_
     buf = io.BytesIO()
     pack(document, buf, chunk_rows=chunk_rows, portable=True)
     (HERE / file_name).write_bytes(buf.getvalue())
-    doc = {
-        "spec": spec,
-        "document": document,
-        "valid": [{"file": file_name, "version": 2, "chunk_rows": chunk_rows, "portable": True}],
-        "invalid": [],
-    }
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out}")
+    _write_set(
+        out,
+        spec,
+        document,
+        [{"file": file_name, "version": 2, "chunk_rows": chunk_rows, "portable": True}],
+        [],
+    )
     return buf.getvalue()
 
 
@@ -257,14 +278,13 @@ def brotli_texts() -> None:
     ):
         (HERE / name).write_bytes(files[1][:at] + declared.to_bytes(4, "little") + files[1][at + 4 :])
         invalid.append({"file": name, "error": error})
-    doc = {
-        "spec": "spec/TABULAR_FORMAT.md section 1 (brotli text)",
-        "document": document,
-        "valid": [{"file": "container-2-brotli.zct", "version": 2, "chunk_rows": 60, "portable": False}],
-        "invalid": invalid,
-    }
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out}")
+    _write_set(
+        out,
+        "spec/TABULAR_FORMAT.md section 1 (brotli text)",
+        document,
+        [{"file": "container-2-brotli.zct", "version": 2, "chunk_rows": 60, "portable": False}],
+        invalid,
+    )
 
 
 def catalogue(n: int) -> dict[str, object]:
@@ -318,22 +338,14 @@ def references() -> None:
         ),
     ):
         forged = _edited(files[1], edit)
-        try:
-            ContainerReader(io.BytesIO(forged)).document()
-        except DecodeError as exc:
-            assert error in str(exc), exc
-        else:
-            raise AssertionError(f"{name} decodes")
-        (HERE / name).write_bytes(forged)
-        invalid.append({"file": name, "error": "DecodeError"})
-    doc = {
-        "spec": "spec/TABULAR_FORMAT.md section 1.2 (ref)",
-        "document": document,
-        "valid": [{"file": "container-2-refs.zct", "version": 2, "chunk_rows": 300, "portable": True}],
-        "invalid": invalid,
-    }
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out}")
+        _refused(name, forged, DecodeError, error, invalid)
+    _write_set(
+        out,
+        "spec/TABULAR_FORMAT.md section 1.2 (ref)",
+        document,
+        [{"file": "container-2-refs.zct", "version": 2, "chunk_rows": 300, "portable": True}],
+        invalid,
+    )
 
 
 def _edited(data: bytes, edit: tuple[bytes, bytes]) -> bytes:
@@ -426,22 +438,14 @@ def integer_codes() -> None:
         ("container-1-ints-brotli-short.zct", size - 1, DecodeError),  # the stream holds more
     ):
         forged = files["v1"][:at] + declared.to_bytes(4, "little") + files["v1"][at + 4 :]
-        try:
-            ContainerReader(io.BytesIO(forged)).document()
-        except error as exc:
-            assert "brotli" in str(exc), exc
-        else:
-            raise AssertionError(f"{name} decodes")
-        (HERE / name).write_bytes(forged)
-        invalid.append({"file": name, "error": error.__name__})
-    doc = {
-        "spec": "spec/TABULAR_FORMAT.md section 1.2 (zstd-bytes; payloads as brotli texts)",
-        "document": document,
-        "valid": valid,
-        "invalid": invalid,
-    }
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out}")
+        _refused(name, forged, error, "brotli", invalid)
+    _write_set(
+        out,
+        "spec/TABULAR_FORMAT.md section 1.2 (zstd-bytes; payloads as brotli texts)",
+        document,
+        valid,
+        invalid,
+    )
 
 
 def song(n: int) -> dict[str, object]:
@@ -511,22 +515,14 @@ def document_block() -> None:
         ("container-2-document-crc.zct", files[2], {**two, "skeleton": [offset, length, crc ^ 1]}, "block"),
     ):
         forged = _with_footer(data, footer)
-        try:
-            ContainerReader(io.BytesIO(forged)).document()
-        except DecodeError as exc:
-            assert error in str(exc), exc
-        else:
-            raise AssertionError(f"{name} decodes")
-        (HERE / name).write_bytes(forged)
-        invalid.append({"file": name, "error": "DecodeError"})
-    doc = {
-        "spec": "spec/TABULAR_FORMAT.md section 2 (the document block)",
-        "document": document,
-        "valid": [{"file": "container-2-document.zct", "version": 2, "chunk_rows": 65536, "portable": True}],
-        "invalid": invalid,
-    }
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out}")
+        _refused(name, forged, DecodeError, error, invalid)
+    _write_set(
+        out,
+        "spec/TABULAR_FORMAT.md section 2 (the document block)",
+        document,
+        [{"file": "container-2-document.zct", "version": 2, "chunk_rows": 65536, "portable": True}],
+        invalid,
+    )
 
 
 def compact_footers() -> None:
@@ -560,7 +556,7 @@ def compact_footers() -> None:
     )  # V 1; portable, skeleton, [key]
     invalid = []
     for name, forged, error in (
-        ("container-1-footer-short.zct", footer[:-1], "cut short"),
+        ("container-1-footer-short.zct", footer[:-1], "ends inside"),
         ("container-1-footer-after.zct", footer + b"\x00", "after"),
         ("container-1-footer-flags.zct", footer[:2] + bytes([footer[2] | 0x20]) + footer[3:], "flags"),
         (
@@ -571,22 +567,14 @@ def compact_footers() -> None:
         ("container-1-footer-key.zct", footer[:4] + b"\xffows" + footer[8:], "UTF-8"),
     ):
         forged_file = data[:end] + forged + len(forged).to_bytes(4, "little") + b"ZRCT"
-        try:
-            ContainerReader(io.BytesIO(forged_file)).document()
-        except DecodeError as exc:
-            assert error in str(exc), exc
-        else:
-            raise AssertionError(f"{name} decodes")
-        (HERE / name).write_bytes(forged_file)
-        invalid.append({"file": name, "error": "DecodeError"})
-    doc = {
-        "spec": "spec/TABULAR_FORMAT.md section 2 (the compact footer)",
-        "document": {**document, "rows": document["rows"] + more},
-        "valid": [{"file": "container-2-footer.zct", "version": 2, "chunk_rows": 8, "portable": True}],
-        "invalid": invalid,
-    }
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out}")
+        _refused(name, forged_file, DecodeError, error, invalid)
+    _write_set(
+        out,
+        "spec/TABULAR_FORMAT.md section 2 (the compact footer)",
+        {**document, "rows": document["rows"] + more},
+        [{"file": "container-2-footer.zct", "version": 2, "chunk_rows": 8, "portable": True}],
+        invalid,
+    )
 
 
 def zstandard_text(data: bytes) -> bytes:
@@ -626,17 +614,16 @@ def main() -> None:
     flipped = bytearray((HERE / files[2]).read_bytes())
     flipped[20] ^= 0x10  # inside the first chunk
     (HERE / "container-2-flipped.zct").write_bytes(bytes(flipped))
-    doc = {
-        "spec": "spec/TABULAR_FORMAT.md section 2",
-        "document": DOCUMENT,
-        "valid": [
+    _write_set(
+        out,
+        "spec/TABULAR_FORMAT.md section 2",
+        DOCUMENT,
+        [
             {"file": files[1], "version": 1, "chunk_rows": 8},
             {"file": files[2], "version": 2, "chunk_rows": 8},
         ],
-        "invalid": [{"file": "container-2-flipped.zct", "error": "ChecksumMismatch"}],
-    }
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {out}")
+        [{"file": "container-2-flipped.zct", "error": "ChecksumMismatch"}],
+    )
 
 
 if __name__ == "__main__":
