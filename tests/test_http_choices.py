@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import zeroc
 from zeroc.http._content import ContentCodings
 from zeroc.http._negotiate import available_dictionary_header, best_encodings, url_pattern
-from zeroc.http._server import DICTIONARY_PATH, RETRY, TRIALS, Route, Server
+from zeroc.http._server import DICTIONARY_PATH, RETRY, TRIALS, Route, Server, _Sizes
 from zeroc.workloads import generate
 
 ORDERS = generate("order", 400, seed=5)
@@ -89,6 +89,22 @@ def test_a_whole_body_goes_out_in_the_smallest_coding(dictionary: zeroc.Dictiona
     assert chosen in ("zstd", "br", "gzip")
     # A client that names one coding gets it, small or not.
     assert coded(server, "/orders", body, {"accept-encoding": "gzip"})[0] == "gzip"
+
+
+def test_the_kept_pick_follows_every_retrial() -> None:
+    """The coding picked between trials is kept rather than worked out per body, and made again
+    from the totals after each retrial's records: a coding that overtakes on retrial is picked."""
+    sizes = _Sizes()
+    candidates = ("zstd", "br")
+    for _ in range(TRIALS):
+        assert sizes.pick(candidates) is None
+        sizes.record("zstd", 1000, 300)
+        sizes.record("br", 1000, 250)
+    assert [sizes.pick(candidates) for _ in range(RETRY - TRIALS - 1)] == ["br"] * (RETRY - TRIALS - 1)
+    assert sizes.pick(candidates) is None  # the RETRY-th body: coded in each again
+    sizes.record("zstd", 100_000, 10_000)  # zstd now smallest over all the bodies compared
+    sizes.record("br", 100_000, 40_000)
+    assert sizes.pick(candidates) == "zstd"
 
 
 def dcz_for(server: Server, request: dict[str, str], response: dict[str, str] | None = None) -> bool:

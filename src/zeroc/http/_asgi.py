@@ -25,7 +25,10 @@ def _headers(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
     """Request headers by lower-case name; a repeated header's values combined in order, as RFC
     9110 §5.3 reads them (``a, b``; cookies ``a; b``), so that two Accept-Encoding lines count
     and two Content-Encoding lines are seen as two codings."""
-    out: dict[str, str] = {}
+    out = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+    if len(out) == len(raw):  # no name repeated: the usual request, in one pass
+        return out
+    out = {}
     for k, v in raw:
         name, value = k.decode("latin-1").lower(), v.decode("latin-1")
         if name in out:

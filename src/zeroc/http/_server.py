@@ -141,18 +141,26 @@ class _Sizes:
     def __init__(self) -> None:
         self.seen = 0
         self.total: dict[str, list[int]] = {}
+        self.best: dict[tuple[str, ...], str] = {}  # the pick per candidates, until a trial
 
     def pick(self, candidates: tuple[str, ...]) -> str | None:
         """The candidate with the smallest ratio so far, or None: code this body in each."""
         self.seen += 1
-        if self.seen <= TRIALS or self.seen % RETRY == 0 or any(c not in self.total for c in candidates):
+        if self.seen <= TRIALS or self.seen % RETRY == 0:
             return None
-        return min(candidates, key=lambda c: self.total[c][1] / max(1, self.total[c][0]))
+        best = self.best.get(candidates)
+        if best is None:
+            if any(c not in self.total for c in candidates):
+                return None
+            best = min(candidates, key=lambda c: self.total[c][1] / max(1, self.total[c][0]))
+            self.best[candidates] = best
+        return best
 
     def record(self, coding: str, before: int, after: int) -> None:
         t = self.total.setdefault(coding, [0, 0])
         t[0] += before
         t[1] += after
+        self.best.clear()
 
 
 @dataclass
