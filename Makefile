@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 # Real clients the tests drive (Debian packages; each package's command has its name), and
 # Node.js for the TypeScript package (js/).
-SYSTEM_PACKAGES := curl zstd chromium
+SYSTEM_PACKAGES := curl zstd chromium valgrind
 
 .PHONY: demo test lint typecheck clean system js
 

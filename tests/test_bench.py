@@ -2,9 +2,11 @@
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,6 +171,53 @@ def test_http_overhead_bench_measures_every_server_on_real_sockets() -> None:
         assert rows[(server, "list", "browser")]["bytes"] < rows[("bare", "list", "browser")]["bytes"] / 4
     assert {r["response"] for r in result["ratios"]} == set(_http.PATHS)
     assert "Zeroc / GZipMiddleware" in _http.markdown(result, "zeroc bench http")
+
+
+def test_counting_replays_the_demo_responses_through_every_middleware(tmp_path: Path, capsys: Any) -> None:
+    """What ``zeroc bench http`` counts under callgrind, run here without it: the bare demo app's
+    responses replayed through each configuration, each case's last response in the coding its
+    middleware chooses (the load's own codings), every coded body smaller than the response."""
+    from zeroc.bench import _http
+
+    _http.prepare(str(tmp_path))
+    _http.count(str(tmp_path), 3, warmup=2)
+    found = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    got = {case: tuple(f) for case, f in zip(_http._cases(), found, strict=True)}
+    sizes = {name: len((tmp_path / f"{name}.body").read_bytes()) for name in _http.PATHS}
+    for (server, response, accept), (coding, size) in got.items():
+        expected = {"bare": "identity", "gzip": "gzip"}.get(server) or (
+            "gzip" if accept == "gzip" else {"order": "br", "list": "zstd"}[response]
+        )
+        assert coding == expected, (server, response, accept)
+        assert (size == sizes[response]) == (coding == "identity"), (server, response, accept)
+        assert size <= sizes[response]
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (make system)")
+def test_instructions_are_counted_per_case_under_callgrind() -> None:
+    """Every case of the count is one callgrind part (the markers fire nowhere else), and the
+    middlewares cost what their work says: GZipMiddleware's gzip-9 of the 17,896-byte list more
+    than of the 322-byte Order, each middleware more than the bare app."""
+    from zeroc.bench import _http
+
+    counted = _http.instructions(requests=5, warmup=2)
+    assert counted is not None
+    n = {
+        (r["server"], r["response"], r["accept_encoding"]): r["instructions_per_request"]
+        for r in counted["rows"]
+    }
+    assert len(n) == len(_http._cases())
+    for response in _http.PATHS:
+        for accept in _http.ACCEPTS:
+            assert n["gzip", response, accept] > n["bare", response, accept]
+            assert n["zeroc", response, accept] > n["bare", response, accept]
+    assert n["gzip", "list", "gzip"] > 3 * n["gzip", "order", "gzip"]
+    assert len(_http.instruction_ratios(counted)) == len(_http.PATHS) * len(_http.ACCEPTS)
+    assert "instructions / request" in _http.markdown({**_http_result_stub(), "instructions": counted}, "x")
+
+
+def _http_result_stub() -> dict[str, Any]:
+    return {"requests": 0, "rounds": 0, "rows": [], "ratios": []}
 
 
 def test_relay_bench_codes_every_message_of_the_stream_exactly(tmp_path: Path) -> None:

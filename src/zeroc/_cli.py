@@ -433,6 +433,7 @@ def bench_cmd(
         plot = None
     elif suite == "http":
         result = _http.run(quick=quick, progress=progress)
+        result["instructions"] = _http.instructions(quick=quick, progress=progress)
         click.echo(_http.table(result))
         markdown = _http.markdown(result, f"zeroc bench http {mode} --markdown {md_path}")
         plot = None

@@ -13,14 +13,19 @@ application/json``; the responses are one Order (323 B of JSON) and the list of 
 
 from __future__ import annotations
 
+import asyncio
 import http.client
+import json
 import random
+import re
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,8 @@ ACCEPTS = {"browser": "gzip, deflate, br, zstd", "gzip": "gzip"}
 WARMUP = 300
 QUICK, FULL = 1_500, 6_000
 ROUNDS = 30  # short rounds, the servers in a new order each: a slow spell falls on all alike
+# Requests counted per case under callgrind (instructions()), quick and full, after WARMUP.
+COUNTED = {True: 200, False: 1_000}
 
 
 def app(kind: str, dictionary_path: str) -> Any:
@@ -199,6 +206,198 @@ def run(
     return results
 
 
+# -- instructions per request, the middleware alone (callgrind) ---------------------------------
+def _scope(path: str, accept_encoding: str) -> dict[str, Any]:
+    """An ASGI scope with the request headers _requests() sends (http.client adds Host)."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"accept", b"application/json"),
+            (b"accept-encoding", accept_encoding.encode()),
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
+
+
+class _Sent(list):  # type: ignore[type-arg]
+    """The messages an app sends, kept by an ``async`` send."""
+
+    async def append_async(self, message: Any) -> None:
+        self.append(message)
+
+
+def prepare(folder: str) -> None:
+    """What count() reads: the demo's two dictionaries, and the bare demo app's response to each
+    path (status, headers, body), taken from FastAPI here so that counting replays it."""
+    from zeroc.http.demo import listing_dictionary, train_demo_dictionary
+
+    path = Path(folder)
+    train_demo_dictionary().save(path / "orders.zcd")
+    listing_dictionary().save(path / "listing.zcd")
+    bare = app("bare", str(path / "orders.zcd"))
+    responses = {}
+    for response, url in PATHS.items():
+        sent = asyncio.run(_replies(bare, _scope(url, "identity")))
+        (path / f"{response}.body").write_bytes(b"".join(m.get("body", b"") for m in sent[1:]))
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in sent[0]["headers"]]
+        responses[response] = {"status": sent[0]["status"], "headers": headers}
+    (path / "responses.json").write_text(json.dumps(responses))
+
+
+async def _replies(asgi: Any, scope: dict[str, Any]) -> list[Any]:
+    sent = _Sent()
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    await asgi(scope, receive, sent.append_async)
+    return sent
+
+
+def _cases() -> list[tuple[str, str, str]]:
+    """(server, response, Accept-Encoding) in the order count() measures them."""
+    return [(kind, response, accept) for kind in ASGI for response in PATHS for accept in ACCEPTS]
+
+
+def count(folder: str, requests: int, warmup: int = WARMUP) -> None:
+    """Run by instructions() under callgrind: every ASGI configuration's middleware around an
+    app that replays the bare demo app's response, ``warmup`` requests, then ``requests``
+    counted between two calls of zlib.adler32 (callgrind dumps its counts before each), per case
+    of _cases(); prints each case's coding and bytes as JSON."""
+    from prometheus_client import CollectorRegistry
+    from starlette.middleware.gzip import GZipMiddleware
+
+    import zeroc
+    from zeroc.http import demo
+    from zeroc.http._asgi import ZerocMiddleware
+    from zeroc.http._metrics import Metrics
+
+    path = Path(folder)
+    orders = zeroc.Dictionary.load(path / "orders.zcd")
+    listing = zeroc.Dictionary.load(path / "listing.zcd")
+    responses = json.loads((path / "responses.json").read_text())
+    loop = asyncio.new_event_loop()
+    found: list[tuple[str, int]] = []
+    middlewares: dict[tuple[str, str], Any] = {}
+    for kind, response, accept in _cases():
+        key = (kind, response)
+        if key not in middlewares:  # one per configuration and response, as a server has one
+            status = responses[response]["status"]
+            raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in responses[response]["headers"]]
+            body = (path / f"{response}.body").read_bytes()
+
+            async def inner(
+                scope: Any, receive: Any, send: Any, status: int = status, raw: Any = raw, body: bytes = body
+            ) -> None:  # new messages each time, as an app's are (GZipMiddleware edits them)
+                await send({"type": "http.response.start", "status": status, "headers": list(raw)})
+                await send({"type": "http.response.body", "body": body})
+
+            middleware: Any = inner
+            if kind == "gzip":
+                middleware = GZipMiddleware(inner, minimum_size=256)
+            elif kind == "zeroc":  # as demo.create_app() adds it
+                metrics = Metrics(CollectorRegistry())
+                middleware = ZerocMiddleware(
+                    inner, routes=demo.routes(orders, listing), metrics=metrics, minimum_size=256
+                )
+            middlewares[key] = middleware
+        scope = _scope(PATHS[response], ACCEPTS[accept])
+        loop.run_until_complete(_calls(middlewares[key], scope, warmup))
+        zlib.adler32(b"")  # callgrind: the counts so far are dumped (and dropped)
+        sent = loop.run_until_complete(_calls(middlewares[key], scope, requests))
+        zlib.adler32(b"")  # callgrind: these requests' counts are dumped
+        headers = {k.lower(): v for k, v in sent[0]["headers"]}
+        coding = headers.get(b"content-encoding", b"identity").decode()
+        found.append((coding, sum(len(m.get("body", b"")) for m in sent[1:])))
+    loop.close()
+    print(json.dumps(found))
+
+
+async def _calls(asgi: Any, scope: dict[str, Any], count: int) -> list[Any]:
+    """``count`` requests; the last one's messages."""
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    sent = _Sent()
+    for _ in range(count):
+        sent = _Sent()
+        await asgi(dict(scope), receive, sent.append_async)
+    return sent
+
+
+def instructions(
+    quick: bool = True,
+    progress: Callable[[str], None] | None = None,
+    requests: int | None = None,
+    warmup: int = WARMUP,
+) -> dict[str, Any] | None:
+    """Instructions per request of each ASGI configuration, the middleware alone, counted by
+    callgrind in one process (count()); None where valgrind is not installed. Exact where
+    CPU time moves from run to run, but blind to what an instruction waits for (a cache miss,
+    a stall), which the servers' CPU time includes."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    say = progress or (lambda msg: None)
+    n = requests or COUNTED[quick]
+    with tempfile.TemporaryDirectory() as tmp:
+        say("http instructions: the demo's dictionaries and responses")
+        prepare(tmp)
+        out = Path(tmp) / "callgrind.out"
+        code = f"from zeroc.bench._http import count; count({tmp!r}, {n}, {warmup})"
+        say(f"http instructions: {n:,} requests per case under callgrind")
+        proc = subprocess.run(  # noqa: S603 - valgrind running this interpreter on this module
+            [
+                valgrind,
+                "--tool=callgrind",
+                "--dump-before=adler32",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                "-c",
+                code,
+            ],
+            capture_output=True,
+            timeout=3600,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"callgrind failed: {proc.stderr.decode(errors='replace')[-2000:]}")
+        parts: dict[int, int] = {}
+        for f in Path(tmp).glob("callgrind.out*"):
+            text = f.read_text(errors="replace")
+            part, total = re.search(r"^part: (\d+)", text, re.M), re.search(r"^totals: (\d+)", text, re.M)
+            if part is None or total is None:
+                raise RuntimeError(f"{f.name} is not a callgrind profile")
+            parts[int(part.group(1))] = int(total.group(1))
+    cases = _cases()
+    if sorted(parts) != list(range(1, 2 * len(cases) + 2)):
+        raise RuntimeError(f"callgrind wrote parts {sorted(parts)}, not 1-{2 * len(cases) + 1}")
+    found = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    rows = [
+        {
+            "server": kind,
+            "response": response,
+            "accept_encoding": accept,
+            "coding": coding,
+            "bytes": size,
+            "instructions_per_request": parts[2 * i + 2] / n,
+        }
+        for i, ((kind, response, accept), (coding, size)) in enumerate(zip(cases, found, strict=True))
+    ]
+    return {"requests": n, "warmup": warmup, "rows": rows}
+
+
 def ratios(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Zeroc's CPU per request over the bare app's and over GZipMiddleware's, per case."""
     cpu = {
@@ -218,6 +417,25 @@ def ratios(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def instruction_ratios(counted: dict[str, Any]) -> list[dict[str, Any]]:
+    """Zeroc's instructions per request over GZipMiddleware's (and the bare app's), per case."""
+    n = {
+        (r["server"], r["response"], r["accept_encoding"]): r["instructions_per_request"]
+        for r in counted["rows"]
+    }
+    return [
+        {
+            "response": response,
+            "accept_encoding": accept,
+            "zeroc_over_gzip": n["zeroc", response, accept] / n["gzip", response, accept],
+            "zeroc_less_bare": n["zeroc", response, accept] - n["bare", response, accept],
+            "gzip_less_bare": n["gzip", response, accept] - n["bare", response, accept],
+        }
+        for response in PATHS
+        for accept in ACCEPTS
+    ]
+
+
 def table(result: dict[str, Any]) -> str:
     lines = [f"{'server':<11} {'response':<6} {'accepts':<8} {'coding':<8} {'bytes':>7} {'CPU us/req':>11}"]
     for r in result["rows"]:
@@ -231,6 +449,18 @@ def table(result: dict[str, Any]) -> str:
         cells = [r["zeroc_over_bare"], r["zeroc_over_gzip"], r["wsgi_zeroc_over_bare"]]
         z_bare, z_gzip, w = (f"{c:.2f}" if c else "-" for c in cells)
         lines.append(f"{r['response']:<6} {r['accept_encoding']:<8} {z_bare:>10} {z_gzip:>10} {w:>11}")
+    counted = result.get("instructions")
+    if counted:
+        lines.append("")
+        lines.append(f"{'server':<11} {'response':<6} {'accepts':<8} {'coding':<8} {'instructions/req':>17}")
+        for r in counted["rows"]:
+            lines.append(
+                f"{r['server']:<11} {r['response']:<6} {r['accept_encoding']:<8} {r['coding']:<8} "
+                f"{r['instructions_per_request']:>17,.0f}"
+            )
+        for r in instruction_ratios(counted):
+            ratio = r["zeroc_over_gzip"]
+            lines.append(f"{r['response']:<6} {r['accept_encoding']:<8} zeroc/gzip instructions {ratio:.2f}")
     return "\n".join(lines)
 
 
@@ -264,4 +494,37 @@ def markdown(result: dict[str, Any], command: str) -> str:
         cells = [r["zeroc_over_bare"], r["zeroc_over_gzip"], r["wsgi_zeroc_over_bare"]]
         z_bare, z_gzip, w = (f"{c:.2f}" if c else "–" for c in cells)
         out.append(f"| {r['response']} | {ACCEPTS[r['accept_encoding']]} | {z_bare} | {z_gzip} | {w} |")
+    counted = result.get("instructions")
+    out += ["", "## Instructions per request, the middleware alone", ""]
+    if not counted:
+        out.append("Not counted: valgrind is not installed.")
+        return "\n".join(out) + "\n"
+    out += [
+        f"Counted by callgrind (valgrind) in one process: each configuration wraps an app that "
+        f"replays the bare demo app's response (status, headers and body, taken from it), and is "
+        f"sent {counted['warmup']} requests, then {counted['requests']:,} counted (callgrind dumps "
+        "its counts at a marker before and after them), with the request headers of the load "
+        "above. Instructions are the same from run to run, where CPU time moves by several per "
+        "cent; but they are blind to what an instruction waits for (a cache miss, a stall), which "
+        "the servers' CPU time above includes.",
+        "",
+        "| server | response | Accept-Encoding | coding sent | bytes | instructions / request |",
+        "|---|---|---|---|---:|---:|",
+    ]
+    for r in counted["rows"]:
+        out.append(
+            f"| {r['server']} | {r['response']} | {ACCEPTS[r['accept_encoding']]} | {r['coding']} | "
+            f"{r['bytes']:,} | {r['instructions_per_request']:,.0f} |"
+        )
+    out += [
+        "",
+        "| response | Accept-Encoding | Zeroc / GZipMiddleware | Zeroc's own (less the bare app) | "
+        "GZipMiddleware's own |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for r in instruction_ratios(counted):
+        out.append(
+            f"| {r['response']} | {ACCEPTS[r['accept_encoding']]} | {r['zeroc_over_gzip']:.2f} | "
+            f"{r['zeroc_less_bare']:,.0f} | {r['gzip_less_bare']:,.0f} |"
+        )
     return "\n".join(out) + "\n"

@@ -125,13 +125,16 @@ def feed() -> list[dict[str, Any]]:
     return ORDERS[start : start + FEED]
 
 
-def routes(dictionary: zeroc.Dictionary) -> list[Route]:
+def routes(dictionary: zeroc.Dictionary, listing: zeroc.Dictionary | None = None) -> list[Route]:
+    """The demo's routes: Orders bound to ``dictionary``, the list and the WebSockets to
+    ``listing`` (by default listing_dictionary())."""
+    listing = listing or listing_dictionary()
     return [
         Route("/orders/*", dictionary),
-        Route("/orders", listing_dictionary()),
+        Route("/orders", listing),
         Route("/feed", delta=16),
-        Route("/ws/feed", listing_dictionary(), fanout=True),  # the same messages to every subscriber
-        Route("/ws/*", listing_dictionary()),  # WebSocket sessions start from the JSON dictionary
+        Route("/ws/feed", listing, fanout=True),  # the same messages to every subscriber
+        Route("/ws/*", listing),  # WebSocket sessions start from the JSON dictionary
     ]
 
 
