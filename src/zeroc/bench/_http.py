@@ -1,8 +1,8 @@
 """``zeroc bench http``: the middleware's server CPU per request, against the bare application and
 Starlette's ``GZipMiddleware``, on the demo's responses, in one run.
 
-Each configuration is the demo's FastAPI app (or its Flask twin) served by its own server process
-on loopback (uvicorn, or waitress for WSGI), with access logs off. A client process sends a fixed
+Each configuration is the demo's FastAPI app (or its Flask twin) served by server processes of its
+own on loopback (uvicorn, or waitress for WSGI; REPLICAS of them, averaged), with access logs off. A client process sends a fixed
 number of keep-alive requests, and the server's CPU time (each of its threads' time on a CPU, in
 ns, from ``/proc/<pid>/task/*/schedstat``, so Linux only) is read before and after: CPU per
 request is what the server spends, whatever the client and the rest of the machine do, which
@@ -37,6 +37,10 @@ ACCEPTS = {"browser": "gzip, deflate, br, zstd", "gzip": "gzip"}
 WARMUP = 300
 QUICK, FULL = 1_500, 6_000
 ROUNDS = 30  # short rounds, the servers in a new order each: a slow spell falls on all alike
+# Server processes per configuration, their figures averaged: a process's own luck (where its
+# memory lies) moved one configuration's CPU per request by 4% between two processes of it
+# (835 and 803 us; GZipMiddleware's two 818 and 810), as much as the middlewares differ.
+REPLICAS = 2
 # Requests counted per case under callgrind (instructions()), quick and full, after WARMUP.
 COUNTED = {True: 200, False: 1_000}
 
@@ -141,48 +145,52 @@ def run(
     quick: bool = True, progress: Callable[[str], None] | None = None, requests: int | None = None
 ) -> dict[str, Any]:
     """CPU per request of every configuration on every response and Accept-Encoding
-    (``requests`` per case: by default QUICK or FULL). All servers run at once and are measured
-    in ROUNDS short rounds, each taking the servers in a new order, so that a slow spell of the
-    machine falls on all of them; each figure is its CPU over all rounds per request (each
-    round's own is kept in ``cpu_us_rounds``)."""
+    (``requests`` per case: by default QUICK or FULL, shared by its REPLICAS server processes).
+    All servers run at once and are measured in ROUNDS short rounds, each taking the servers in
+    a new order, so that a slow spell of the machine falls on all of them; each figure is its
+    processes' CPU over all rounds per request (each round's own is kept in ``cpu_us_rounds``,
+    the processes' in turn)."""
     from zeroc.http.demo import train_demo_dictionary
 
     say = progress or (lambda msg: None)
     count = requests or (QUICK if quick else FULL)
-    per_round = max(1, count // ROUNDS)
-    results: dict[str, Any] = {"requests": per_round * ROUNDS, "rounds": ROUNDS, "rows": []}
+    per_round = max(1, count // (ROUNDS * REPLICAS))
+    total = per_round * ROUNDS * REPLICAS
+    results: dict[str, Any] = {"requests": total, "rounds": ROUNDS, "replicas": REPLICAS, "rows": []}
     with tempfile.TemporaryDirectory() as tmp:
         dictionary_path = str(Path(tmp) / "orders.zcd")
         train_demo_dictionary().save(dictionary_path)
-        servers: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
+        servers: dict[tuple[str, int], tuple[subprocess.Popen[bytes], int]] = {}
+        kinds = (*ASGI, *WSGI)
         try:
-            for kind in (*ASGI, *WSGI):
-                say(f"http {kind}: starting its server")
-                servers[kind] = _start(kind, dictionary_path)
+            for kind in kinds:
+                say(f"http {kind}: starting its {REPLICAS} servers")
+                for replica in range(REPLICAS):
+                    servers[kind, replica] = _start(kind, dictionary_path)
             for response, path in PATHS.items():
                 for accept, header in ACCEPTS.items():
-                    cpu: dict[str, list[float]] = {kind: [] for kind in servers}
+                    cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
                     last: dict[str, tuple[int, str]] = {}
                     conns = {
                         k: http.client.HTTPConnection("127.0.0.1", port, timeout=30)
                         for k, (_, port) in servers.items()
                     }
                     try:
-                        for kind in servers:
-                            _requests(conns[kind], path, header, min(WARMUP, count))
+                        for server in servers:
+                            _requests(conns[server], path, header, min(WARMUP, count))
                         order = list(servers)
                         for r in range(ROUNDS):
                             random.Random(r).shuffle(order)
-                            for kind in order:
-                                proc = servers[kind][0]
+                            for server in order:
+                                proc = servers[server][0]
                                 before = _cpu_ns(proc.pid)
-                                last[kind] = _requests(conns[kind], path, header, per_round)
+                                last[server[0]] = _requests(conns[server], path, header, per_round)
                                 spent = _cpu_seconds_between(before, _cpu_ns(proc.pid))
-                                cpu[kind].append(spent / per_round * 1e6)
+                                cpu[server[0]].append(spent / per_round * 1e6)
                     finally:
                         for conn in conns.values():
                             conn.close()
-                    for kind in servers:
+                    for kind in kinds:
                         size, coding = last[kind]
                         us = statistics.fmean(cpu[kind])
                         results["rows"].append(
@@ -468,9 +476,11 @@ def markdown(result: dict[str, Any], command: str) -> str:
     out = [
         "# HTTP middleware overhead",
         "",
-        f"Measured with `{command}` ({result['requests']:,} keep-alive requests per case after "
-        f"{WARMUP} to warm up, in {result['rounds']} short rounds, each taking the servers, which "
-        "all run at once, in a new order; each figure is the server's CPU over all rounds). Server "
+        f"Measured with `{command}` ({result['requests']:,} keep-alive requests per case, shared "
+        f"by {result.get('replicas', 1)} server processes of each configuration, each process warmed "
+        f"up with {WARMUP}, in {result['rounds']} short rounds, each taking the servers, which all "
+        "run at once, in a new order; each figure is the processes' CPU over all rounds: a "
+        "process's own luck, where its memory lies, moves its figure by several per cent). Server "
         "CPU per request (the server's threads' time on a CPU, in ns, from "
         "/proc/<pid>/task/*/schedstat), so the client does not count. FastAPI on uvicorn "
         "(bare, Starlette's GZipMiddleware at its default level 9, ZerocMiddleware) and Flask on "
