@@ -3,6 +3,7 @@ raw sockets (issue 15): a body cut short by the client, repeated header lines.""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import socket
@@ -226,6 +227,37 @@ def test_204_and_304_get_no_content_length_from_the_middleware() -> None:
                     and "content-length" not in headers
                     and headers["etag"] == ['"v1"']
                 )
+
+
+def test_headers_given_as_any_iterable_are_read_whole() -> None:
+    """ASGI allows any iterable of header pairs; the middleware reads the response's twice (to
+    plan, then to rewrite them) and must not find them spent the second time."""
+
+    async def generated(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = json.dumps({"items": list(range(400))}).encode()
+        pairs = ((b"content-type", b"application/json"), (b"x-kept", b"yes"), (b"set-cookie", b"a=1"))
+        await send({"type": "http.response.start", "status": 200, "headers": (p for p in pairs)})
+        await send({"type": "http.response.body", "body": body})
+
+    with on_uvicorn(ZerocMiddleware(generated)) as address:
+        request = ["GET /g HTTP/1.1", "Host: x", "Accept-Encoding: gzip", "Connection: close"]
+        status, headers, body = response(exchange(address, request, b""))
+    assert status == 200 and headers["content-encoding"] == ["gzip"]
+    assert headers["x-kept"] == ["yes"] and headers["set-cookie"] == ["a=1"]
+    assert json.loads(gzip.decompress(body)) == {"items": list(range(400))}
+    # The request's header pairs too (in process: servers hand lists).
+    pairs = ((b"host", b"x"), (b"accept-encoding", b"gzip"), (b"accept-encoding", b"zstd;q=0.5"))
+    scope = {"type": "http", "method": "GET", "path": "/g", "headers": (p for p in pairs)}
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(ZerocMiddleware(generated)(scope, receive, send))
+    assert (b"content-encoding", b"gzip") in sent[0]["headers"]
 
 
 ORDER = {

@@ -81,6 +81,8 @@ class ZerocMiddleware:
             return
         server = self.server
         path = scope["path"]
+        if not isinstance(scope["headers"], list | tuple):  # any iterable (ASGI): read twice here
+            scope = dict(scope, headers=list(scope["headers"]))
         request = _headers(scope["headers"])
         served = server.dictionary_response(path, scope.get("method", "GET"), request.get("if-none-match"))
         if served is not None:
@@ -205,6 +207,9 @@ class _Responder:
     async def send(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
+            headers = message.get("headers", ())
+            if not isinstance(headers, list | tuple):  # any iterable (ASGI): read more than once here
+                message = {**message, "headers": list(headers)}
             self.start = message
             return
         if kind != "http.response.body" or self.start is None:
