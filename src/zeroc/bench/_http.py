@@ -239,7 +239,7 @@ def _scope(path: str, accept_encoding: str) -> dict[str, Any]:
     }
 
 
-class _Sent(list):  # type: ignore[type-arg]
+class _Sent(list[Any]):
     """The messages an app sends, kept by an ``async`` send."""
 
     async def append_async(self, message: Any) -> None:
@@ -506,9 +506,11 @@ def markdown(result: dict[str, Any], command: str) -> str:
         cells = [r["zeroc_over_bare"], r["zeroc_over_gzip"], r["wsgi_zeroc_over_bare"]]
         z_bare, z_gzip, w = (f"{c:.2f}" if c else "–" for c in cells)
         out.append(f"| {r['response']} | {ACCEPTS[r['accept_encoding']]} | {z_bare} | {z_gzip} | {w} |")
-    counted = result.get("instructions")
+    if "instructions" not in result:  # run() alone
+        return "\n".join(out) + "\n"
+    counted = result["instructions"]
     out += ["", "## Instructions per request, the middleware alone", ""]
-    if not counted:
+    if counted is None:
         out.append("Not counted: valgrind is not installed.")
         return "\n".join(out) + "\n"
     out += [
