@@ -392,7 +392,8 @@ def inspect_cmd(file: str, as_json: bool) -> None:
     default=False,
     help="messages: 2,000 + 2,000 (quick) or 10,000 + 10,000 generated messages, then the real-traffic "
     "sets (traffic: those alone) with 1,000 + 1,000 (quick) or 4,000 + 4,000 built records; tabular: "
-    "1,000 and 20,000 (quick) or 1,000 and 100,000 rows; http: 1,500 (quick) or 6,000 requests per case; "
+    "1,000 and 20,000 (quick) or 1,000 and 100,000 rows; http: 1,500 (quick) or 6,000 requests per case "
+    "(and 200 or 1,000 counted under callgrind where valgrind is installed); "
     "relay: 2,000 (quick) or 10,000 small messages and two buffer dumps; browser: a time series of "
     "100,000 (quick) or 1,000,000 points",
 )
@@ -403,9 +404,10 @@ def bench_cmd(
     suite: str, quick: bool, json_path: str | None, md_path: str | None, plot_path: str | None
 ) -> None:
     """Compare Zeroc side by side: small API messages and real traffic (default), real traffic
-    alone (traffic), large tables (tabular), the HTTP middleware's CPU per request (http), a
-    relay's stream of messages on one connection (relay: sessions, permessage-deflate, zlib), or
-    the TypeScript package in headless Chromium (browser: its --plot is the page's chart)."""
+    alone (traffic), large tables (tabular), the HTTP middleware's CPU and instructions per
+    request (http), a relay's stream of messages on one connection (relay: sessions,
+    permessage-deflate, zlib), or the TypeScript package in headless Chromium (browser: its --plot
+    is the page's chart)."""
     try:
         from zeroc import bench
         from zeroc.bench import _browser, _http, _relay, _tabular
