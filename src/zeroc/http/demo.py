@@ -128,7 +128,8 @@ def feed() -> list[dict[str, Any]]:
 def routes(dictionary: zeroc.Dictionary, listing: zeroc.Dictionary | None = None) -> list[Route]:
     """The demo's routes: Orders bound to ``dictionary``, the list and the WebSockets to
     ``listing`` (by default listing_dictionary())."""
-    listing = listing or listing_dictionary()
+    if listing is None:
+        listing = listing_dictionary()
     return [
         Route("/orders/*", dictionary),
         Route("/orders", listing),
