@@ -257,21 +257,11 @@ def prepare(folder: str) -> None:
     bare = app("bare", str(path / "orders.zcd"))
     responses = {}
     for response, url in PATHS.items():
-        sent = asyncio.run(_replies(bare, _scope(url, "identity")))
+        sent = asyncio.run(_calls(bare, _scope(url, "identity"), 1))
         (path / f"{response}.body").write_bytes(b"".join(m.get("body", b"") for m in sent[1:]))
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in sent[0]["headers"]]
         responses[response] = {"status": sent[0]["status"], "headers": headers}
     (path / "responses.json").write_text(json.dumps(responses))
-
-
-async def _replies(asgi: Any, scope: dict[str, Any]) -> list[Any]:
-    sent = _Sent()
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    await asgi(scope, receive, sent.append_async)
-    return sent
 
 
 def _cases() -> list[tuple[str, str, str]]:
