@@ -164,13 +164,18 @@ def test_http_overhead_bench_measures_every_server_on_real_sockets() -> None:
     assert all(r["cpu_us_per_request"] > 0 and r["bytes"] > 0 for r in rows.values())
     for server in ("bare", "wsgi-bare"):
         assert rows[(server, "list", "gzip")]["coding"] == "identity"
-    assert rows[("gzip", "list", "gzip")]["coding"] == "gzip"
+    for peer in ("gzip", "wsgi-compress"):
+        assert rows[(peer, "list", "gzip")]["coding"] == "gzip"
+        assert rows[(peer, "order", "gzip")]["coding"] == "gzip"  # above the demo's minimum size
+    assert rows[("wsgi-compress", "list", "browser")]["coding"] == "zstd"  # its first choice
     for server in ("zeroc", "wsgi-zeroc"):
         assert rows[(server, "list", "gzip")]["coding"] == "gzip"
         assert rows[(server, "list", "browser")]["coding"] in ("br", "zstd", "gzip")
         assert rows[(server, "list", "browser")]["bytes"] < rows[("bare", "list", "browser")]["bytes"] / 4
     assert {r["response"] for r in result["ratios"]} == set(_http.PATHS)
-    assert "Zeroc / GZipMiddleware" in _http.markdown(result, "zeroc bench http")
+    assert all(r["wsgi_zeroc_over_compress"] > 0 for r in result["ratios"])
+    report = _http.markdown(result, "zeroc bench http")
+    assert "Zeroc / GZipMiddleware" in report and "WSGI Zeroc / Flask-Compress" in report
 
 
 def test_counting_replays_the_demo_responses_through_every_middleware(tmp_path: Path, capsys: Any) -> None:

@@ -1,5 +1,6 @@
 """``zeroc bench http``: the middleware's server CPU per request, against the bare application and
-Starlette's ``GZipMiddleware``, on the demo's responses, in one run.
+its peer (Starlette's ``GZipMiddleware``; Flask-Compress for WSGI), on the demo's responses, in
+one run.
 
 Each configuration is the demo's FastAPI app (or its Flask twin) served by server processes of its
 own on loopback (uvicorn, or waitress for WSGI; REPLICAS of them, averaged), with access logs
@@ -33,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 ASGI = ("bare", "gzip", "zeroc")  # FastAPI on uvicorn: alone, GZipMiddleware, ZerocMiddleware
-WSGI = ("wsgi-bare", "wsgi-zeroc")  # Flask on waitress: alone, ZerocWSGIMiddleware
+# Flask on waitress: alone, Flask-Compress (Flask's own compression, at its defaults but the
+# demo's minimum size), ZerocWSGIMiddleware
+WSGI = ("wsgi-bare", "wsgi-compress", "wsgi-zeroc")
 PATHS = {"order": "/orders/1", "list": "/orders"}
 ACCEPTS = {"browser": "gzip, deflate, br, zstd", "gzip": "gzip"}
 WARMUP = 300
@@ -55,8 +58,13 @@ def app(kind: str, dictionary_path: str) -> Any:
     d = zeroc.Dictionary.load(dictionary_path)
     if kind.startswith("wsgi"):
         flask_app = demo.create_wsgi_app(d)
-        if kind == "wsgi-bare":
+        if kind != "wsgi-zeroc":
             flask_app.wsgi_app = flask_app.wsgi_app.app  # the middleware's inner app
+        if kind == "wsgi-compress":
+            from flask_compress import Compress
+
+            flask_app.config["COMPRESS_MIN_SIZE"] = 256  # the demo's own minimum size
+            Compress(flask_app)
         return flask_app
     asgi = demo.create_app(d)
     if kind == "zeroc":
@@ -399,7 +407,8 @@ def instructions(
 
 
 def ratios(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Zeroc's CPU per request over the bare app's and over GZipMiddleware's, per case."""
+    """Zeroc's CPU per request over the bare app's and over its peer's (GZipMiddleware, and
+    Flask-Compress for WSGI), per case."""
     cpu = {
         (r["server"], r["response"], r["accept_encoding"]): r["cpu_us_per_request"] for r in result["rows"]
     }
@@ -411,10 +420,15 @@ def ratios(result: dict[str, Any]) -> list[dict[str, Any]]:
             for peer in ("bare", "gzip"):
                 p = cpu.get((peer, response, accept))
                 row[f"zeroc_over_{peer}"] = z / p if z and p else None
-            zw, bw = cpu.get(("wsgi-zeroc", response, accept)), cpu.get(("wsgi-bare", response, accept))
-            row["wsgi_zeroc_over_bare"] = zw / bw if zw and bw else None
+            zw = cpu.get(("wsgi-zeroc", response, accept))
+            for peer in ("bare", "compress"):
+                p = cpu.get((f"wsgi-{peer}", response, accept))
+                row[f"wsgi_zeroc_over_{peer}"] = zw / p if zw and p else None
             out.append(row)
     return out
+
+
+_RATIOS = ("zeroc_over_bare", "zeroc_over_gzip", "wsgi_zeroc_over_bare", "wsgi_zeroc_over_compress")
 
 
 def instruction_ratios(counted: dict[str, Any]) -> list[dict[str, Any]]:
@@ -437,18 +451,21 @@ def instruction_ratios(counted: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def table(result: dict[str, Any]) -> str:
-    lines = [f"{'server':<11} {'response':<6} {'accepts':<8} {'coding':<8} {'bytes':>7} {'CPU us/req':>11}"]
+    lines = [f"{'server':<13} {'response':<6} {'accepts':<8} {'coding':<8} {'bytes':>7} {'CPU us/req':>11}"]
     for r in result["rows"]:
         lines.append(
-            f"{r['server']:<11} {r['response']:<6} {r['accept_encoding']:<8} {r['coding']:<8} "
+            f"{r['server']:<13} {r['response']:<6} {r['accept_encoding']:<8} {r['coding']:<8} "
             f"{r['bytes']:>7} {r['cpu_us_per_request']:>11.0f}"
         )
     lines.append("")
-    lines.append(f"{'response':<6} {'accepts':<8} {'zeroc/bare':>10} {'zeroc/gzip':>10} {'wsgi z/bare':>11}")
+    lines.append(
+        f"{'response':<6} {'accepts':<8} {'zeroc/bare':>10} {'zeroc/gzip':>10} {'wsgi z/bare':>11} "
+        f"{'wsgi z/compress':>15}"
+    )
     for r in result["ratios"]:
-        cells = [r["zeroc_over_bare"], r["zeroc_over_gzip"], r["wsgi_zeroc_over_bare"]]
-        z_bare, z_gzip, w = (f"{c:.2f}" if c else "-" for c in cells)
-        lines.append(f"{r['response']:<6} {r['accept_encoding']:<8} {z_bare:>10} {z_gzip:>10} {w:>11}")
+        cells = (f"{r[key]:.2f}" if r[key] else "-" for key in _RATIOS)
+        ratios = " ".join(map(str.rjust, cells, (10, 10, 11, 15)))
+        lines.append(f"{r['response']:<6} {r['accept_encoding']:<8} {ratios}")
     counted = result.get("instructions")
     if counted:
         lines.append("")
@@ -476,8 +493,10 @@ def markdown(result: dict[str, Any], command: str) -> str:
         "CPU per request (the server's threads' time on a CPU, in ns, from "
         "/proc/<pid>/task/*/schedstat), so the client does not count. FastAPI on uvicorn "
         "(bare, Starlette's GZipMiddleware at its default level 9, ZerocMiddleware) and Flask on "
-        "waitress (bare, ZerocWSGIMiddleware), each serving the demo's app; `Accept: "
-        "application/json`, so the bound routes answer JSON in a content coding.",
+        "waitress (bare, Flask-Compress at its defaults — zstd first, then br at quality 4, gzip "
+        "at 6 — and ZerocWSGIMiddleware), each serving the demo's app, the peers from the demo's "
+        "minimum size of 256 B; `Accept: application/json`, so the bound routes answer JSON in a "
+        "content coding.",
         "",
         "| server | response | Accept-Encoding | coding sent | bytes | CPU µs / request |",
         "|---|---|---|---|---:|---:|",
@@ -489,13 +508,13 @@ def markdown(result: dict[str, Any], command: str) -> str:
         )
     out += [
         "",
-        "| response | Accept-Encoding | Zeroc / bare | Zeroc / GZipMiddleware | WSGI Zeroc / bare |",
-        "|---|---|---:|---:|---:|",
+        "| response | Accept-Encoding | Zeroc / bare | Zeroc / GZipMiddleware | WSGI Zeroc / bare "
+        "| WSGI Zeroc / Flask-Compress |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     for r in result["ratios"]:
-        cells = [r["zeroc_over_bare"], r["zeroc_over_gzip"], r["wsgi_zeroc_over_bare"]]
-        z_bare, z_gzip, w = (f"{c:.2f}" if c else "–" for c in cells)
-        out.append(f"| {r['response']} | {ACCEPTS[r['accept_encoding']]} | {z_bare} | {z_gzip} | {w} |")
+        cells = " | ".join(f"{r[key]:.2f}" if r[key] else "–" for key in _RATIOS)
+        out.append(f"| {r['response']} | {ACCEPTS[r['accept_encoding']]} | {cells} |")
     if "instructions" not in result:  # run() alone
         return "\n".join(out) + "\n"
     counted = result["instructions"]
