@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import zeroc
 from zeroc.http._content import ContentCodings
 from zeroc.http._negotiate import available_dictionary_header, best_encodings, url_pattern
-from zeroc.http._server import DICTIONARY_PATH, RETRY, TRIALS, Route, Server, _Sizes
+from zeroc.http._server import DICTIONARY_PATH, RETRY, RETRY_MAX, TRIALS, Route, Server, _Sizes, is_trial
 from zeroc.workloads import generate
 
 ORDERS = generate("order", 400, seed=5)
@@ -69,7 +69,7 @@ def test_ties_are_the_codings_at_the_top_weight_in_preference_order() -> None:
 def test_a_whole_body_goes_out_in_the_smallest_coding(dictionary: zeroc.Dictionary) -> None:
     """Issue 15 item 8: dcz was chosen although it was the largest coding. The route's first
     bodies are coded in every tied coding and the shortest goes; later ones take the coding
-    smallest there, and every RETRY-th body is compared again."""
+    smallest there, and the trial bodies after (is_trial) are compared again."""
     server = Server([Route("/orders", dictionary)], minimum_size=0)
     held = available_dictionary_header(dictionary.sha256)
     codings = server.match("/orders").codings  # type: ignore[union-attr]
@@ -79,7 +79,7 @@ def test_a_whole_body_goes_out_in_the_smallest_coding(dictionary: zeroc.Dictiona
         sizes = {c: len(codings.encode(c, body)) for c in ("dcz", "zstd", "br", "gzip")}
         chosen, out = coded(server, "/orders", body, request)
         assert codings.decode(chosen, out, 1 << 20) == body
-        if i < TRIALS or (i + 1) % RETRY == 0:
+        if is_trial(i + 1):
             assert len(out) == min(sizes.values()), (i, chosen, sizes)
         else:  # the coding that did best on the trials, however this body fares
             assert chosen == "dcz"
@@ -89,6 +89,23 @@ def test_a_whole_body_goes_out_in_the_smallest_coding(dictionary: zeroc.Dictiona
     assert chosen in ("zstd", "br", "gzip")
     # A client that names one coding gets it, small or not.
     assert coded(server, "/orders", body, {"accept-encoding": "gzip"})[0] == "gzip"
+
+
+def test_trials_grow_sparse_as_each_moves_the_totals_less() -> None:
+    """The first TRIALS bodies, then the RETRY-th and each twice as far on to RETRY_MAX, then
+    every RETRY_MAX-th: 38 trials in 100,000 bodies where a trial every RETRY-th made 1,570."""
+    trials = [n for n in range(1, 100_001) if is_trial(n)]
+    doubling = [RETRY << k for k in range((RETRY_MAX // RETRY).bit_length() - 1)]
+    assert trials[: TRIALS + len(doubling) + 2] == [
+        *range(1, TRIALS + 1),
+        *doubling,
+        RETRY_MAX,
+        2 * RETRY_MAX,
+    ]
+    assert doubling == [64, 128, 256, 512, 1024, 2048]
+    steady = trials[TRIALS + len(doubling) :]
+    assert steady == list(range(RETRY_MAX, 100_001, RETRY_MAX))
+    assert len(trials) == 8 + 6 + 100_000 // RETRY_MAX == 38
 
 
 def test_the_kept_pick_follows_every_retrial() -> None:
@@ -101,7 +118,7 @@ def test_the_kept_pick_follows_every_retrial() -> None:
         sizes.record("zstd", 1000, 300)
         sizes.record("br", 1000, 250)
     assert [sizes.pick(candidates) for _ in range(RETRY - TRIALS - 1)] == ["br"] * (RETRY - TRIALS - 1)
-    assert sizes.pick(candidates) is None  # the RETRY-th body: coded in each again
+    assert sizes.pick(candidates) is None  # the RETRY-th body: coded in each again (is_trial)
     sizes.record("zstd", 100_000, 10_000)  # zstd now smallest over all the bodies compared
     sizes.record("br", 100_000, 40_000)
     assert sizes.pick(candidates) == "zstd"
