@@ -17,8 +17,11 @@ application/json``; the responses are one Order (323 B of JSON) and the list of 
 from __future__ import annotations
 
 import asyncio
+import gc
 import http.client
+import io
 import json
+import os
 import random
 import re
 import shutil
@@ -28,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,18 +48,22 @@ ROUNDS = 30  # short rounds, the servers in a new order each: a slow spell falls
 # memory lies) moved one configuration's CPU per request by 4% between two processes of it
 # (835 and 803 us; GZipMiddleware's two 818 and 810), as much as the middlewares differ.
 REPLICAS = 2
-# Requests counted per case under callgrind (instructions()), quick and full, after WARMUP.
-COUNTED = {True: 200, False: 1_000}
+# Requests counted per case under callgrind (instructions()), quick and full, after WARMUP:
+# instructions repeat from request to request, and callgrind runs a Flask request of the list
+# (3-5 million instructions) ~50 times slower than the CPU (full: 5 minutes at 1,000).
+COUNTED = {True: 100, False: 400}
 
 
-def app(kind: str, dictionary_path: str) -> Any:
-    """The demo app for one configuration."""
+def app(kind: str, dictionary_path: str, listing_path: str | None = None) -> Any:
+    """The demo app for one configuration (``listing_path``: the list's dictionary, trained
+    afresh where it is None)."""
     import zeroc
     from zeroc.http import demo
 
     d = zeroc.Dictionary.load(dictionary_path)
     if kind.startswith("wsgi"):
-        flask_app = demo.create_wsgi_app(d)
+        listing = zeroc.Dictionary.load(listing_path) if listing_path else None
+        flask_app = demo.create_wsgi_app(d, listing)
         if kind != "wsgi-zeroc":
             flask_app.wsgi_app = flask_app.wsgi_app.app  # the middleware's inner app
         if kind == "wsgi-compress":
@@ -88,7 +94,16 @@ def serve(kind: str, port: int, dictionary_path: str) -> None:
     else:
         import uvicorn
 
-        uvicorn.run(application, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+        # Keep-alive past uvicorn's 5 s: warming a dozen servers one after another leaves the
+        # first one's connection idle longer than that.
+        uvicorn.run(
+            application,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            access_log=False,
+            timeout_keep_alive=120,
+        )
 
 
 def _cpu_ns(pid: int) -> dict[str, int]:
@@ -142,8 +157,13 @@ def _requests(
     headers = {"Accept": "application/json", "Accept-Encoding": accept_encoding}
     size, coding = 0, "identity"
     for _ in range(count):
-        conn.request("GET", path, headers=headers)
-        r = conn.getresponse()
+        try:
+            conn.request("GET", path, headers=headers)
+            r = conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            conn.close()  # the server closed the idle connection: connect again, as clients do
+            conn.request("GET", path, headers=headers)
+            r = conn.getresponse()
         body = r.read()
         if r.status != 200:
             raise RuntimeError(f"{path}: status {r.status}")
@@ -274,14 +294,62 @@ def prepare(folder: str) -> None:
 
 def _cases() -> list[tuple[str, str, str]]:
     """(server, response, Accept-Encoding) in the order count() measures them."""
-    return [(kind, response, accept) for kind in ASGI for response in PATHS for accept in ACCEPTS]
+    return [(kind, response, accept) for kind in (*ASGI, *WSGI) for response in PATHS for accept in ACCEPTS]
+
+
+def _environ(path: str, accept_encoding: str) -> dict[str, Any]:
+    """A WSGI environ with the request headers _requests() sends, as waitress gives them."""
+    return {
+        "REQUEST_METHOD": "GET",
+        "SCRIPT_NAME": "",
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1",
+        "HTTP_ACCEPT": "application/json",
+        "HTTP_ACCEPT_ENCODING": accept_encoding,
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
+
+
+def _wsgi_calls(wsgi: Any, path: str, accept_encoding: str, count: int) -> tuple[dict[str, str], bytes]:
+    """``count`` requests; the last one's headers and body."""
+    headers: dict[str, str] = {}
+    body = b""
+
+    def start_response(status: str, raw: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        headers.clear()
+        headers.update((k.lower(), v) for k, v in raw)
+        return None
+
+    for _ in range(count):
+        out = wsgi(_environ(path, accept_encoding), start_response)
+        try:
+            body = b"".join(out)
+        finally:
+            close = getattr(out, "close", None)
+            if close is not None:
+                close()
+    return headers, body
 
 
 def count(folder: str, requests: int, warmup: int = WARMUP) -> None:
     """Run by instructions() under callgrind: every ASGI configuration's middleware around an
-    app that replays the bare demo app's response, ``warmup`` requests, then ``requests``
-    counted between two calls of zlib.adler32 (callgrind dumps its counts before each), per case
-    of _cases(); prints each case's coding and bytes as JSON."""
+    app that replays the bare demo app's response, and every WSGI configuration's Flask app
+    whole (Flask-Compress works inside Flask), ``warmup`` requests, then ``requests`` counted
+    between two calls of os.getppid (callgrind dumps its counts before each: a function no
+    library calls while serving, where zlib's adler32 is also called by a raw deflate's reset,
+    Flask-Compress's gzip), per case of
+    _cases(); prints each case's coding and bytes as JSON."""
     from prometheus_client import CollectorRegistry
     from starlette.middleware.gzip import GZipMiddleware
 
@@ -297,7 +365,22 @@ def count(folder: str, requests: int, warmup: int = WARMUP) -> None:
     loop = asyncio.new_event_loop()
     found: list[tuple[str, int]] = []
     middlewares: dict[tuple[str, str], Any] = {}
+    # The collector off, as timeit has it: a collection falls on whichever case's requests
+    # reach its threshold (the bare Flask app's Order, the same work, counted 435k and 485k
+    # instructions a request under two Accept-Encodings with it on).
+    gc.disable()
     for kind, response, accept in _cases():
+        gc.collect()
+        if kind in WSGI:
+            if (kind, "") not in middlewares:  # one app per configuration, as a server has one
+                middlewares[kind, ""] = app(kind, str(path / "orders.zcd"), str(path / "listing.zcd"))
+            wsgi, url = middlewares[kind, ""], PATHS[response]
+            _wsgi_calls(wsgi, url, ACCEPTS[accept], warmup)
+            os.getppid()  # callgrind: the counts so far are dumped (and dropped)
+            got, body = _wsgi_calls(wsgi, url, ACCEPTS[accept], requests)
+            os.getppid()  # callgrind: these requests' counts are dumped
+            found.append((got.get("content-encoding", "identity"), len(body)))
+            continue
         key = (kind, response)
         if key not in middlewares:  # one per configuration and response, as a server has one
             status = responses[response]["status"]
@@ -321,13 +404,14 @@ def count(folder: str, requests: int, warmup: int = WARMUP) -> None:
             middlewares[key] = middleware
         scope = _scope(PATHS[response], ACCEPTS[accept])
         loop.run_until_complete(_calls(middlewares[key], scope, warmup))
-        zlib.adler32(b"")  # callgrind: the counts so far are dumped (and dropped)
+        os.getppid()  # callgrind: the counts so far are dumped (and dropped)
         sent = loop.run_until_complete(_calls(middlewares[key], scope, requests))
-        zlib.adler32(b"")  # callgrind: these requests' counts are dumped
+        os.getppid()  # callgrind: these requests' counts are dumped
         headers = {k.lower(): v for k, v in sent[0]["headers"]}
         coding = headers.get(b"content-encoding", b"identity").decode()
         found.append((coding, sum(len(m.get("body", b"")) for m in sent[1:])))
     loop.close()
+    gc.enable()
     print(json.dumps(found))
 
 
@@ -350,10 +434,10 @@ def instructions(
     requests: int | None = None,
     warmup: int = WARMUP,
 ) -> dict[str, Any] | None:
-    """Instructions per request of each ASGI configuration, the middleware alone, counted by
-    callgrind in one process (count()); None where valgrind is not installed. Exact where
-    CPU time moves from run to run, but blind to what an instruction waits for (a cache miss,
-    a stall), which the servers' CPU time includes."""
+    """Instructions per request of each configuration (an ASGI middleware alone, a WSGI one
+    with its Flask app), counted by callgrind in one process (count()); None where valgrind is
+    not installed. Exact where CPU time moves from run to run, but blind to what an instruction
+    waits for (a cache miss, a stall), which the servers' CPU time includes."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return None
@@ -369,7 +453,7 @@ def instructions(
             [
                 valgrind,
                 "--tool=callgrind",
-                "--dump-before=adler32",
+                "--dump-before=getppid",
                 f"--callgrind-out-file={out}",
                 sys.executable,
                 "-c",
@@ -432,22 +516,30 @@ _RATIOS = ("zeroc_over_bare", "zeroc_over_gzip", "wsgi_zeroc_over_bare", "wsgi_z
 
 
 def instruction_ratios(counted: dict[str, Any]) -> list[dict[str, Any]]:
-    """Zeroc's instructions per request over GZipMiddleware's (and the bare app's), per case."""
+    """Per case, Zeroc's instructions per request over GZipMiddleware's (each around the
+    replaying app), and each middleware's own (less the bare app's); for WSGI, where the Flask
+    app runs whole, Zeroc's own over Flask-Compress's own."""
     n = {
         (r["server"], r["response"], r["accept_encoding"]): r["instructions_per_request"]
         for r in counted["rows"]
     }
-    return [
-        {
-            "response": response,
-            "accept_encoding": accept,
-            "zeroc_over_gzip": n["zeroc", response, accept] / n["gzip", response, accept],
-            "zeroc_less_bare": n["zeroc", response, accept] - n["bare", response, accept],
-            "gzip_less_bare": n["gzip", response, accept] - n["bare", response, accept],
-        }
-        for response in PATHS
-        for accept in ACCEPTS
-    ]
+    out = []
+    for response in PATHS:
+        for accept in ACCEPTS:
+            row: dict[str, Any] = {
+                "response": response,
+                "accept_encoding": accept,
+                "zeroc_over_gzip": n["zeroc", response, accept] / n["gzip", response, accept],
+                "zeroc_less_bare": n["zeroc", response, accept] - n["bare", response, accept],
+                "gzip_less_bare": n["gzip", response, accept] - n["bare", response, accept],
+            }
+            if ("wsgi-bare", response, accept) in n:  # counts from before WSGI was counted lack it
+                bare = n["wsgi-bare", response, accept]
+                row["wsgi_zeroc_less_bare"] = n["wsgi-zeroc", response, accept] - bare
+                row["wsgi_compress_less_bare"] = n["wsgi-compress", response, accept] - bare
+                row["wsgi_zeroc_over_compress"] = row["wsgi_zeroc_less_bare"] / row["wsgi_compress_less_bare"]
+            out.append(row)
+    return out
 
 
 def table(result: dict[str, Any]) -> str:
@@ -477,7 +569,10 @@ def table(result: dict[str, Any]) -> str:
             )
         for r in instruction_ratios(counted):
             ratio = r["zeroc_over_gzip"]
-            lines.append(f"{r['response']:<6} {r['accept_encoding']:<8} zeroc/gzip instructions {ratio:.2f}")
+            line = f"{r['response']:<6} {r['accept_encoding']:<8} zeroc/gzip instructions {ratio:.2f}"
+            if "wsgi_zeroc_over_compress" in r:
+                line += f", wsgi zeroc/compress (own) {r['wsgi_zeroc_over_compress']:.2f}"
+            lines.append(line)
     return "\n".join(lines)
 
 
@@ -523,13 +618,15 @@ def markdown(result: dict[str, Any], command: str) -> str:
         out.append("Not counted: valgrind is not installed.")
         return "\n".join(out) + "\n"
     out += [
-        f"Counted by callgrind (valgrind) in one process: each configuration wraps an app that "
-        f"replays the bare demo app's response (status, headers and body, taken from it), and is "
+        f"Counted by callgrind (valgrind) in one process: each ASGI configuration wraps an app "
+        f"that replays the bare demo app's response (status, headers and body, taken from it); "
+        f"each WSGI one is the Flask demo app whole (Flask-Compress works inside Flask), so its "
+        f"figures hold Flask's own work, the bare row's, which the last table takes off. Each is "
         f"sent {counted['warmup']} requests, then {counted['requests']:,} counted (callgrind dumps "
-        "its counts at a marker before and after them), with the request headers of the load "
-        "above. Instructions are the same from run to run, where CPU time moves by several per "
-        "cent; but they are blind to what an instruction waits for (a cache miss, a stall), which "
-        "the servers' CPU time above includes.",
+        "its counts at a marker before and after them; the collector off, as timeit has it), with "
+        "the request headers of the load above. Instructions are the same from run to run, where "
+        "CPU time moves by several per cent; but they are blind to what an instruction waits for "
+        "(a cache miss, a stall), which the servers' CPU time above includes.",
         "",
         "| server | response | Accept-Encoding | coding sent | bytes | instructions / request |",
         "|---|---|---|---|---:|---:|",
@@ -539,15 +636,28 @@ def markdown(result: dict[str, Any], command: str) -> str:
             f"| {r['server']} | {r['response']} | {ACCEPTS[r['accept_encoding']]} | {r['coding']} | "
             f"{r['bytes']:,} | {r['instructions_per_request']:,.0f} |"
         )
+    ratios = instruction_ratios(counted)
+    wsgi = all("wsgi_zeroc_over_compress" in r for r in ratios)
     out += [
         "",
         "| response | Accept-Encoding | Zeroc / GZipMiddleware | Zeroc's own (less the bare app) | "
-        "GZipMiddleware's own |",
-        "|---|---|---:|---:|---:|",
+        "GZipMiddleware's own |"
+        + (
+            " WSGI Zeroc's own / Flask-Compress's own | WSGI Zeroc's own | Flask-Compress's own |"
+            if wsgi
+            else ""
+        ),
+        "|---|---|---:|---:|---:|" + ("---:|---:|---:|" if wsgi else ""),
     ]
-    for r in instruction_ratios(counted):
-        out.append(
+    for r in ratios:
+        line = (
             f"| {r['response']} | {ACCEPTS[r['accept_encoding']]} | {r['zeroc_over_gzip']:.2f} | "
             f"{r['zeroc_less_bare']:,.0f} | {r['gzip_less_bare']:,.0f} |"
         )
+        if wsgi:
+            line += (
+                f" {r['wsgi_zeroc_over_compress']:.2f} | {r['wsgi_zeroc_less_bare']:,.0f} | "
+                f"{r['wsgi_compress_less_bare']:,.0f} |"
+            )
+        out.append(line)
     return "\n".join(out) + "\n"

@@ -246,8 +246,11 @@ def create_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
     return app
 
 
-def create_wsgi_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
-    """The Flask demo service wrapped in :class:`zeroc.http.ZerocWSGIMiddleware`."""
+def create_wsgi_app(
+    dictionary: zeroc.Dictionary, listing: zeroc.Dictionary | None = None, **options: Any
+) -> Any:
+    """The Flask demo service wrapped in :class:`zeroc.http.ZerocWSGIMiddleware` (``listing``:
+    the list's dictionary, as for routes())."""
     import json
 
     from flask import Flask, Response, jsonify, request
@@ -308,6 +311,6 @@ def create_wsgi_app(dictionary: zeroc.Dictionary, **options: Any) -> Any:
 
     options.setdefault("minimum_size", 256)
     app.wsgi_app = ZerocWSGIMiddleware(  # type: ignore[method-assign]
-        app.wsgi_app, routes=routes(dictionary), metrics=Metrics(registry), **options
+        app.wsgi_app, routes=routes(dictionary, listing), metrics=Metrics(registry), **options
     )
     return app
