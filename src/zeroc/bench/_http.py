@@ -346,10 +346,10 @@ def count(folder: str, requests: int, warmup: int = WARMUP) -> None:
     """Run by instructions() under callgrind: every ASGI configuration's middleware around an
     app that replays the bare demo app's response, and every WSGI configuration's Flask app
     whole (Flask-Compress works inside Flask), ``warmup`` requests, then ``requests`` counted
-    between two calls of os.getppid (callgrind dumps its counts before each: a function no
-    library calls while serving, where zlib's adler32 is also called by a raw deflate's reset,
-    Flask-Compress's gzip), per case of
-    _cases(); prints each case's coding and bytes as JSON."""
+    between two calls of os.getppid, per case of _cases(); prints each case's coding and bytes
+    as JSON. (callgrind dumps its counts before each call of getppid, which nothing calls while
+    serving; zlib's adler32, the marker before, is also called by a raw deflate's reset, as in
+    Flask-Compress's gzip.)"""
     from prometheus_client import CollectorRegistry
     from starlette.middleware.gzip import GZipMiddleware
 
@@ -365,6 +365,7 @@ def count(folder: str, requests: int, warmup: int = WARMUP) -> None:
     loop = asyncio.new_event_loop()
     found: list[tuple[str, int]] = []
     middlewares: dict[tuple[str, str], Any] = {}
+    flask_apps: dict[str, Any] = {}  # one per configuration, as a server has one
     # The collector off, as timeit has it: a collection falls on whichever case's requests
     # reach its threshold (the bare Flask app's Order, the same work, counted 435k and 485k
     # instructions a request under two Accept-Encodings with it on).
@@ -372,9 +373,9 @@ def count(folder: str, requests: int, warmup: int = WARMUP) -> None:
     for kind, response, accept in _cases():
         gc.collect()
         if kind in WSGI:
-            if (kind, "") not in middlewares:  # one app per configuration, as a server has one
-                middlewares[kind, ""] = app(kind, str(path / "orders.zcd"), str(path / "listing.zcd"))
-            wsgi, url = middlewares[kind, ""], PATHS[response]
+            if kind not in flask_apps:
+                flask_apps[kind] = app(kind, str(path / "orders.zcd"), str(path / "listing.zcd"))
+            wsgi, url = flask_apps[kind], PATHS[response]
             _wsgi_calls(wsgi, url, ACCEPTS[accept], warmup)
             os.getppid()  # callgrind: the counts so far are dumped (and dropped)
             got, body = _wsgi_calls(wsgi, url, ACCEPTS[accept], requests)
@@ -526,19 +527,23 @@ def instruction_ratios(counted: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for response in PATHS:
         for accept in ACCEPTS:
-            row: dict[str, Any] = {
-                "response": response,
-                "accept_encoding": accept,
-                "zeroc_over_gzip": n["zeroc", response, accept] / n["gzip", response, accept],
-                "zeroc_less_bare": n["zeroc", response, accept] - n["bare", response, accept],
-                "gzip_less_bare": n["gzip", response, accept] - n["bare", response, accept],
-            }
-            if ("wsgi-bare", response, accept) in n:  # counts from before WSGI was counted lack it
-                bare = n["wsgi-bare", response, accept]
-                row["wsgi_zeroc_less_bare"] = n["wsgi-zeroc", response, accept] - bare
-                row["wsgi_compress_less_bare"] = n["wsgi-compress", response, accept] - bare
-                row["wsgi_zeroc_over_compress"] = row["wsgi_zeroc_less_bare"] / row["wsgi_compress_less_bare"]
-            out.append(row)
+            bare = n["wsgi-bare", response, accept]
+            zeroc, compress = (
+                n["wsgi-zeroc", response, accept] - bare,
+                n["wsgi-compress", response, accept] - bare,
+            )
+            out.append(
+                {
+                    "response": response,
+                    "accept_encoding": accept,
+                    "zeroc_over_gzip": n["zeroc", response, accept] / n["gzip", response, accept],
+                    "zeroc_less_bare": n["zeroc", response, accept] - n["bare", response, accept],
+                    "gzip_less_bare": n["gzip", response, accept] - n["bare", response, accept],
+                    "wsgi_zeroc_over_compress": zeroc / compress,
+                    "wsgi_zeroc_less_bare": zeroc,
+                    "wsgi_compress_less_bare": compress,
+                }
+            )
     return out
 
 
@@ -561,18 +566,18 @@ def table(result: dict[str, Any]) -> str:
     counted = result.get("instructions")
     if counted:
         lines.append("")
-        lines.append(f"{'server':<11} {'response':<6} {'accepts':<8} {'coding':<8} {'instructions/req':>17}")
+        lines.append(f"{'server':<13} {'response':<6} {'accepts':<8} {'coding':<8} {'instructions/req':>17}")
         for r in counted["rows"]:
             lines.append(
-                f"{r['server']:<11} {r['response']:<6} {r['accept_encoding']:<8} {r['coding']:<8} "
+                f"{r['server']:<13} {r['response']:<6} {r['accept_encoding']:<8} {r['coding']:<8} "
                 f"{r['instructions_per_request']:>17,.0f}"
             )
         for r in instruction_ratios(counted):
-            ratio = r["zeroc_over_gzip"]
-            line = f"{r['response']:<6} {r['accept_encoding']:<8} zeroc/gzip instructions {ratio:.2f}"
-            if "wsgi_zeroc_over_compress" in r:
-                line += f", wsgi zeroc/compress (own) {r['wsgi_zeroc_over_compress']:.2f}"
-            lines.append(line)
+            z_gzip, w_compress = r["zeroc_over_gzip"], r["wsgi_zeroc_over_compress"]
+            lines.append(
+                f"{r['response']:<6} {r['accept_encoding']:<8} zeroc/gzip instructions {z_gzip:.2f}, "
+                f"wsgi zeroc/compress (own) {w_compress:.2f}"
+            )
     return "\n".join(lines)
 
 
@@ -636,28 +641,18 @@ def markdown(result: dict[str, Any], command: str) -> str:
             f"| {r['server']} | {r['response']} | {ACCEPTS[r['accept_encoding']]} | {r['coding']} | "
             f"{r['bytes']:,} | {r['instructions_per_request']:,.0f} |"
         )
-    ratios = instruction_ratios(counted)
-    wsgi = all("wsgi_zeroc_over_compress" in r for r in ratios)
     out += [
         "",
         "| response | Accept-Encoding | Zeroc / GZipMiddleware | Zeroc's own (less the bare app) | "
-        "GZipMiddleware's own |"
-        + (
-            " WSGI Zeroc's own / Flask-Compress's own | WSGI Zeroc's own | Flask-Compress's own |"
-            if wsgi
-            else ""
-        ),
-        "|---|---|---:|---:|---:|" + ("---:|---:|---:|" if wsgi else ""),
+        "GZipMiddleware's own | WSGI Zeroc's own / Flask-Compress's own | WSGI Zeroc's own | "
+        "Flask-Compress's own |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in ratios:
-        line = (
+    for r in instruction_ratios(counted):
+        out.append(
             f"| {r['response']} | {ACCEPTS[r['accept_encoding']]} | {r['zeroc_over_gzip']:.2f} | "
-            f"{r['zeroc_less_bare']:,.0f} | {r['gzip_less_bare']:,.0f} |"
+            f"{r['zeroc_less_bare']:,.0f} | {r['gzip_less_bare']:,.0f} | "
+            f"{r['wsgi_zeroc_over_compress']:.2f} | {r['wsgi_zeroc_less_bare']:,.0f} | "
+            f"{r['wsgi_compress_less_bare']:,.0f} |"
         )
-        if wsgi:
-            line += (
-                f" {r['wsgi_zeroc_over_compress']:.2f} | {r['wsgi_zeroc_less_bare']:,.0f} | "
-                f"{r['wsgi_compress_less_bare']:,.0f} |"
-            )
-        out.append(line)
     return "\n".join(out) + "\n"
