@@ -393,7 +393,7 @@ def inspect_cmd(file: str, as_json: bool) -> None:
     help="messages: 2,000 + 2,000 (quick) or 10,000 + 10,000 generated messages, then the real-traffic "
     "sets (traffic: those alone) with 1,000 + 1,000 (quick) or 4,000 + 4,000 built records; tabular: "
     "1,000 and 20,000 (quick) or 1,000 and 100,000 rows; http: 1,500 (quick) or 6,000 requests per case "
-    "(and 200 or 1,000 counted under callgrind where valgrind is installed); "
+    "(and 100 or 400 counted under callgrind where valgrind is installed); "
     "relay: 2,000 (quick) or 10,000 small messages and two buffer dumps; browser: a time series of "
     "100,000 (quick) or 1,000,000 points",
 )

@@ -8,7 +8,7 @@ off. A client process sends a fixed number of keep-alive requests, and the serve
 (each of its threads' time on a CPU, in ns, from ``/proc/<pid>/task/*/schedstat``, so Linux only)
 is read before and after: CPU per request is what the server spends, whatever the client and the
 rest of the machine do, which wall-clock latency on a shared 2-core machine is not. Where
-valgrind is installed, callgrind also counts each ASGI middleware's instructions per request
+valgrind is installed, callgrind also counts each configuration's instructions per request
 (instructions()). The requests carry a browser's
 ``Accept-Encoding`` (``gzip, deflate, br, zstd``) or ``gzip`` alone, and ``Accept:
 application/json``; the responses are one Order (323 B of JSON) and the list of 50 (17,896 B).
