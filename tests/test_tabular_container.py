@@ -446,6 +446,28 @@ def test_the_document_block_reads_as_two_blocks_do(
     assert same(_columns_exactly(a.columns(lo, hi)), _columns_exactly(b.columns(lo, hi)))
 
 
+@settings(max_examples=50)
+@given(st.integers(1, 8), st.integers(0, 2), json_values)
+def test_rows_that_fill_one_chunk_exactly_are_the_document_block(
+    chunk_rows: int, extra: int, meta: Any
+) -> None:
+    """A document whose rows are one chunk's at most is one block (spec §2), also where they
+    fill the chunk exactly; one row more, and the rows take two chunks and the skeleton a block
+    of its own. Each reads back exactly."""
+    rows = [{"n": i, "s": f"r{i}"} for i in range(chunk_rows + extra - 1)]
+    doc = {"meta": meta, "rows": rows}
+    out = io.BytesIO()
+    w = ContainerWriter(out, path=["rows"], chunk_rows=chunk_rows)
+    w.skeleton = {"meta": meta, "rows": None}
+    w.write_many(rows)
+    w.close()
+    reader = ContainerReader(io.BytesIO(out.getvalue()))
+    chunks = reader.footer["chunks"]
+    assert reader.document_block == (0 < len(rows) <= chunk_rows)
+    assert [c[2] for c in chunks] == [len(rows[i : i + chunk_rows]) for i in range(0, len(rows), chunk_rows)]
+    assert same(reader.document(), doc) and same(reader.rows(0, len(rows)), rows)
+
+
 @settings(max_examples=100)
 @given(_documents, st.integers(1, 6), st.booleans(), st.booleans(), _rowsets, st.data())
 def test_any_document_packs_reads_by_range_and_appends_exactly(

@@ -98,10 +98,12 @@ class ContainerWriter:
         return [offset, len(block), crc32(block)] if self.checksummed else [offset, len(block)]
 
     def write(self, row: Any) -> None:
-        self.buffer.append(row)
-        self.values += _values(row)
+        # A full chunk is written when the next row comes, so that rows which end exactly at a
+        # chunk's end still make the document block at close() (spec §2).
         if len(self.buffer) >= self.chunk_rows or self.values >= CHUNK_VALUES:
             self.flush()
+        self.buffer.append(row)
+        self.values += _values(row)
 
     def write_many(self, rows: Iterable[Any]) -> None:
         for row in rows:
@@ -118,11 +120,11 @@ class ContainerWriter:
         self.buffer, self.values = [], 0
 
     def close(self) -> None:
-        """Write the last chunk, the skeleton and the footer; where the rows have not filled a
-        chunk by then, the document block instead (spec §2): the document as one block, both
-        the first chunk and the skeleton, with the rows' column first (one stream and one head:
-        16-120 B less than two blocks on every document of the corpora, the benchmark and the
-        vectors)."""
+        """Write the last chunk, the skeleton and the footer; where the rows are one chunk's at
+        most (none was written before), the document block instead (spec §2): the document as
+        one block, both the first chunk and the skeleton, with the rows' column first (one
+        stream and one head: 16-120 B less than two blocks on every document of the corpora,
+        the benchmark and the vectors)."""
         path, skeleton = self.footer["path"], self.skeleton
         document = _placed(skeleton, path, self.buffer) if self.buffer and not self.footer["chunks"] else None
         if document is not None:
