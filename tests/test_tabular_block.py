@@ -715,3 +715,83 @@ def test_a_list_of_keys_goes_after_the_objects_it_names() -> None:
     rows = [{"title": f"t{i}", "required": required[i], "n": 3, "properties": props[i]} for i in range(40)]
     head = json.loads(block_head(encode_block(rows))[0])
     assert ["required" in str(e[0]) for e in head["r"]["a"]["i"]["o"]["o"] if isinstance(e, list)] == [True]
+
+
+# -- the value stream (spec §1.2: varint, varint-except) ------------------------------------------
+_numbers = st.lists(
+    st.one_of(st.integers(0, 3), st.integers(0, (1 << 63) - 1)), min_size=1, max_size=C.INLINE
+)
+
+
+@settings(max_examples=300)
+@given(_numbers)
+def test_a_column_of_the_value_stream_reads_back_exactly_and_takes_its_bytes(values: list[int]) -> None:
+    """Any numbers below 2^63 go to the stream as all their values or as the commonest and its
+    exceptions (where it holds half or more), and read back exactly, taking every byte."""
+    head = C.stream_values(values)
+    reader = C.ValueReader(head.data)
+    assert reader.column(head, len(values)) == values and reader.pos == len(head.data)
+    common = max(set(values), key=values.count)
+    assert head["enc"] == ("varint-except" if 2 * values.count(common) >= len(values) else "varint")
+
+
+@settings(max_examples=500)
+@given(st.binary(max_size=40), st.sampled_from(C.STREAMED), st.integers(0, 64))
+def test_any_bytes_as_a_value_stream_read_as_numbers_or_a_decode_error(data: bytes, enc: str, n: int) -> None:
+    """Whatever the stream holds, a column reads its n numbers (each below 2^63) or raises
+    DecodeError, never more than its n values."""
+    try:
+        out = C.ValueReader(data).column({"enc": enc}, n)
+    except DecodeError:
+        return
+    assert len(out) == n and all(0 <= v < 1 << 63 for v in out)
+
+
+@pytest.mark.parametrize(
+    ("stream", "enc", "n", "says"),
+    [
+        (b"\x80" * 9 + b"\x01", "varint", 1, "past 9 bytes"),
+        (b"\x85\x00", "varint", 1, "longer than it needs"),
+        (b"\x05\x85", "varint", 2, "ends inside a number"),
+        (b"\x01\x03\x00\x02\x00\x02", "varint-except", 2, "lists 3 exceptions"),
+        (b"\x01\x01\x02\x02", "varint-except", 2, "past its column's end"),
+        (b"\x01\x01\x00\x01", "varint-except", 2, "holds the commonest value"),
+    ],
+)
+def test_a_malformed_value_stream_is_a_decode_error(stream: bytes, enc: str, n: int, says: str) -> None:
+    with pytest.raises(DecodeError, match=says):
+        C.ValueReader(stream).column({"enc": enc}, n)
+
+
+def test_the_value_stream_holds_short_columns_of_small_numbers_outside_portable_blocks() -> None:
+    """Short columns of numbers below STREAM_BELOW, none negative, and of booleans go to the
+    stream (a dictionary's codes too); a negative, a larger or a longer column stays where it
+    was, as does every column of a portable block. Each block reads back exactly; a boolean
+    other than 0 or 1 in the stream, a stream encoding where no column reads it, and a byte
+    after the stream's columns are DecodeErrors."""
+    rows = [
+        {"n": i % 7, "ok": i % 3 == 0, "s": "ab"[i % 2], "neg": -(i % 5), "id": (1 << 40) + i * 37 % 101}
+        for i in range(40)
+    ]
+    block = encode_block(rows)
+    assert decode_block(block) == rows and decode_block(encode_block(rows, portable=True)) == rows
+    head = json.loads(block_head(block)[0])
+    table = dict(zip(head["r"]["a"]["i"]["o"]["h"][0], head["r"]["a"]["i"]["o"]["o"], strict=True))
+    assert table["n"] == {"i": "v"} and table["ok"] == {"b": "x"} and table["s"]["s"]["c"] == "x"
+    assert isinstance(table["neg"]["i"], list) and isinstance(table["id"]["i"], list)  # inline
+    assert head["v"] > 0
+    assert "v" not in json.loads(block_head(encode_block(rows, portable=True))[0])
+    long = [{"n": i % 7} for i in range(C.INLINE + 1)]
+    assert "v" not in json.loads(block_head(encode_block(long))[0])
+    with pytest.raises(DecodeError, match="neither 0 nor 1"):
+        C.decode_bools({"enc": "varint"}, b"", 1, C.ValueReader(b"\x02"))
+    with pytest.raises(DecodeError, match="no column reads the value stream"):
+        C.decode_ints({"enc": "varint"}, b"", 1)
+    import zstandard
+
+    head["v"] += 1  # one more byte at the stream's end, which no column takes
+    raw = json.dumps(head).encode()
+    at = 4 + int.from_bytes(block[:4], "little")
+    text = len(raw).to_bytes(4, "little") + raw + block_head(block)[1] + b"\x00"
+    with pytest.raises(DecodeError, match="after the value stream"):
+        decode_block(block[:at] + zstandard.ZstdCompressor().compress(text))

@@ -537,6 +537,39 @@ def test_compact_footer_container_vector_reads_and_this_writer_writes_it(
     assert path.read_bytes() == data
 
 
+STREAM = json.loads((VECTORS / "containers-stream.json").read_text())
+
+
+@pytest.mark.parametrize("v", STREAM["valid"], ids=lambda v: v["file"])
+def test_value_stream_container_vector_reads_and_this_writer_writes_it(v: dict[str, Any]) -> None:
+    """Short columns of numbers in the block text's value stream (spec §1.2 ``varint``,
+    ``varint-except``): tags, ints, bools, lengths of lists and of maps, shape ids, a
+    dictionary's codes, a decimal's and a prefixed string's integers. The file reads back
+    exactly, whole, by range and as typed columns, and this writer writes the same bytes; a
+    portable file of the document has no value stream."""
+    import io
+
+    from zeroc.tabular import ContainerReader, pack
+    from zeroc.tabular._table import describe_block
+
+    data = (VECTORS / v["file"]).read_bytes()
+    reader = ContainerReader(io.BytesIO(data))
+    rows = STREAM["document"]["rows"]
+    assert reader.document() == STREAM["document"] and not reader.footer.get("portable")
+    assert reader.rows(7, 19) == rows[7:19] and reader.rows(-2) == rows[-2:]
+    assert list(reader.columns(0, 60)["qty"]) == [r["qty"] for r in rows]
+    offset, length = reader.footer["chunks"][0][:2]
+    encodings = describe_block(data[offset : offset + length])["encodings"]
+    assert encodings["varint"] and encodings["varint-except"] and "inline" not in encodings
+    out = io.BytesIO()
+    pack(STREAM["document"], out)
+    assert out.getvalue() == data
+    portable = io.BytesIO()
+    pack(STREAM["document"], portable, portable=True)
+    offset, length = ContainerReader(io.BytesIO(portable.getvalue())).footer["chunks"][0][:2]
+    assert "varint" not in describe_block(portable.getvalue()[offset : offset + length])["encodings"]
+
+
 @pytest.mark.parametrize(
     "v",
     [
@@ -546,6 +579,7 @@ def test_compact_footer_container_vector_reads_and_this_writer_writes_it(
         *INTS["invalid"],
         *DOCUMENT["invalid"],
         *FOOTER["invalid"],
+        *STREAM["invalid"],
     ],
     ids=lambda v: v["file"],
 )
@@ -555,8 +589,10 @@ def test_invalid_container_vector_raises_the_named_error(v: dict[str, Any]) -> N
     pointing past its source's end, brotli payloads declaring a byte more than their column
     holds and a byte fewer than their stream holds, and footers that break the document block's
     rules (a row count its array lacks, a skeleton overlapping it, a path to a string, a CRC-32
-    that is not the chunk's), and compact footers cut short, with a byte after their end, a flag
-    no version defines, an integer of 10 bytes or a key that is not UTF-8."""
+    that is not the chunk's), compact footers cut short, with a byte after their end, a flag
+    no version defines, an integer of 10 bytes or a key that is not UTF-8, and value streams
+    holding a number of 10 bytes, a number longer than it needs, a byte no column takes, and a
+    byte too few."""
     import io
 
     from zeroc.tabular import ContainerReader

@@ -6,7 +6,8 @@ tables (containers-maps.json); compact heads over every kind of column a portabl
 (containers-compact.json); brotli block texts, outside portable files (containers-brotli.json);
 a column of references to another (containers-refs.json); integers as values in 1, 2 or 4 bytes,
 and payloads as brotli texts (containers-ints.json); a small document as one block
-(containers-document.json); the compact footer (containers-footer.json).
+(containers-document.json); the compact footer (containers-footer.json); short columns of
+numbers in the value stream (containers-stream.json).
 Released vectors are never edited.
 
 python spec/vectors/make_container_vectors.py        # writes the sets not yet written
@@ -577,6 +578,96 @@ def compact_footers() -> None:
     )
 
 
+def mixed(n: int) -> dict[str, object]:
+    """``n`` orders whose short columns take every place the value stream codes (spec §1.2):
+    kinds that vary (tags), counts, flags, list lengths, prices of two decimals, SKUs (a prefix
+    and an integer), statuses (a dictionary's codes), an optional key (shape ids) and objects
+    keyed by data (a map's lengths)."""
+    rng = random.Random(41)
+    words = [f"w{i:02d}" for i in range(60)]
+    rows: list[dict[str, object]] = []
+    for i in range(n):
+        row: dict[str, object] = {
+            "qty": rng.choice([1, 1, 1, 1, 2, 3, 12]),
+            "seen": rng.randrange(0, 5000),
+            "paid": rng.random() < 0.8,
+            "lines": [rng.randrange(1, 99) for _ in range(rng.choice([1, 1, 2, 4]))],
+            "price": round(rng.uniform(1, 500), 2),
+            "sku": f"SKU-{rng.randrange(1, 9000)}",
+            "status": rng.choice(["paid", "paid", "shipped", "open"]),
+            "note": rng.choice([None, 7, "rush", "gift", 3]),
+            "counts": {w: rng.randrange(1, 30) for w in rng.sample(words, rng.randint(1, 3))},
+        }
+        if i % 3 == 0:
+            row["coupon"] = f"C{i}"
+        rows.append(row)
+    return {"source": "golden vector", "rows": rows}
+
+
+def _restreamed(data: bytes, edit: Any) -> bytes:
+    """A version-1 container of one document block that is not portable, its value stream
+    replaced by ``edit(stream)`` (the head's size of it, the brotli text and the footer made
+    again to match)."""
+    import brotli
+
+    footer = ContainerReader(io.BytesIO(data)).footer
+    ((offset, length, rows),) = footer["chunks"]
+    block = data[offset : offset + length]
+    p = int.from_bytes(block[:4], "little")
+    assert block[4 + p : 5 + p] == b"b", "a brotli text"
+    text = brotli.decompress(block[9 + p :])
+    m = int.from_bytes(text[:4], "little")
+    head = json.loads(text[4 : 4 + m])
+    stream = text[len(text) - head["v"] :]
+    new = edit(stream)
+    head["v"] = len(new)
+    raw = json.dumps(head, separators=(",", ":")).encode()
+    body = len(raw).to_bytes(4, "little") + raw + text[4 + m : len(text) - len(stream)] + new
+    block = block[: 4 + p] + b"b" + len(body).to_bytes(4, "little") + brotli.compress(body, quality=11)
+    footer["chunks"] = [[offset, len(block), rows]]
+    footer["skeleton"] = [offset, len(block)]
+    return data[:offset] + block + _with_footer(data, footer)[offset + length :]
+
+
+def value_stream() -> None:
+    """Short columns of numbers as bytes at the end of a block's text (spec/TABULAR_FORMAT.md
+    §1.2 ``varint``, ``varint-except``), in a file that is not portable, whose head names them
+    wherever they may be; and version-1 files (no checksums to catch them first) whose stream
+    holds a number of ten bytes, a number longer than it needs, a byte no column takes, and
+    one byte too few (DecodeError all)."""
+    out = HERE / "containers-stream.json"
+    if out.exists():
+        print(f"{out} exists: released vectors are never edited")
+        return
+    import brotli
+
+    document = mixed(60)
+    files = _versions(document)
+    (chunk,) = ContainerReader(io.BytesIO(files[2])).footer["chunks"]
+    offset, length = chunk[:2]
+    block = files[2][offset : offset + length]
+    p = int.from_bytes(block[:4], "little")
+    text = brotli.decompress(block[9 + p :])
+    for place in (b'"t":"v"', b'"b":"x"', b'"l":"v"', b'"l":"x"', b'"d":"x"', b'"c":"x"', b'"i":"v"'):
+        assert place in text, place  # tags, bools, lengths, shape ids, codes, a string's integers
+    (HERE / "container-2-stream.zct").write_bytes(files[2])
+    invalid: list[dict[str, str]] = []
+    for name, edit, says in (
+        ("container-1-stream-long.zct", lambda s: b"\x80" * 9 + b"\x01" + s[1:], "past 9 bytes"),
+        ("container-1-stream-wide.zct", lambda s: bytes([s[0] | 0x80, 0]) + s[1:], "longer than it needs"),
+        ("container-1-stream-left.zct", lambda s: s + b"\x00", "after the value stream"),
+        ("container-1-stream-short.zct", lambda s: s[:-1], "ends inside a number"),
+    ):
+        _refused(name, _restreamed(files[1], edit), DecodeError, says, invalid)
+    _write_set(
+        out,
+        "spec/TABULAR_FORMAT.md section 1.2 (the value stream: varint, varint-except)",
+        document,
+        [{"file": "container-2-stream.zct", "version": 2, "chunk_rows": 65536, "portable": False}],
+        invalid,
+    )
+
+
 def zstandard_text(data: bytes) -> bytes:
     """The container's bytes with every zstd frame in it decompressed (to look for an encoding)."""
     import zstandard
@@ -601,6 +692,7 @@ def main() -> None:
     integer_codes()
     document_block()
     compact_footers()
+    value_stream()
     out = HERE / "containers.json"
     if out.exists() and "--force" not in sys.argv:
         sys.exit(f"{out} exists: released vectors are never edited")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections import Counter
 from contextvars import ContextVar
 from datetime import datetime, timedelta
 from typing import Any
@@ -125,11 +126,127 @@ def unpack_text(data: bytes, limit: int) -> bytes:
 _unzstd = unpack_text  # a payload: its zstd frame, or its brotli text (spec §1.2)
 
 
+# -- the value stream (spec/TABULAR_FORMAT.md §1.2) --------------------------------------------
+STREAMED = ("varint", "varint-except")  # the encodings whose values are in the value stream
+MAX_NUMBER = 9  # bytes of one LEB128 number at most: 63 bits
+# Short columns of numbers below this go to the value stream: larger ones are ids and times,
+# whose decimal digits share prefixes that the text's matches find (tweets' container, its ids
+# as bytes too: 5% larger); below it, bytes code smaller (instruments' container: 8% smaller).
+STREAM_BELOW = 1 << 28
+
+
+class Streamed(dict):  # type: ignore[type-arg]
+    """The head of a column in the value stream, holding its bytes (``data``) until the block's
+    writer takes them, in head order, as it writes the head (``take_streamed``): a candidate
+    encoding that is not chosen leaves nothing behind. JSON sees the head alone."""
+
+    data = b""
+
+
+def _number(out: bytearray, v: int) -> None:
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+
+
+def stream_values(values: list[int]) -> Streamed:
+    """Values (none negative, all below 2^63) as a column of the value stream: the commonest
+    and the others' positions where it holds half or more of them (``varint-except``), else
+    every value (``varint``)."""
+    out = bytearray()
+    common, count = Counter(values).most_common(1)[0]
+    if 2 * count < len(values):
+        for v in values:
+            _number(out, v)
+        head = Streamed(enc="varint")
+    else:
+        others = [(i, v) for i, v in enumerate(values) if v != common]
+        _number(out, common)
+        _number(out, len(others))
+        after = 0  # the position after the previous exception
+        for i, v in others:
+            _number(out, i - after)
+            _number(out, v)
+            after = i + 1
+        head = Streamed(enc="varint-except")
+    head.data = bytes(out)
+    return head
+
+
+def streamed_bytes(head: Any) -> int:
+    """The value-stream bytes of an encoding head and those nested in it."""
+    if not isinstance(head, dict):
+        return 0
+    own = len(head.data) if isinstance(head, Streamed) else 0
+    return own + sum(streamed_bytes(v) for v in head.values())
+
+
+def take_streamed(head: Any, out: bytearray) -> None:
+    """An encoding head's value-stream bytes, nested ones included, appended to ``out`` in the
+    order a reader takes them: depth first, in the order of the head's members."""
+    if isinstance(head, dict):
+        if isinstance(head, Streamed):
+            out += head.data
+        for v in head.values():
+            take_streamed(v, out)
+
+
+class ValueReader:
+    """A block's value stream, read column by column in head order."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def number(self) -> int:
+        data, at = self.data, self.pos
+        v = 0
+        for j in range(MAX_NUMBER):
+            if at + j >= len(data):
+                raise DecodeError("the value stream ends inside a number")
+            b = data[at + j]
+            v |= (b & 0x7F) << (7 * j)
+            if b < 0x80:
+                if b == 0 and j:
+                    raise DecodeError("a number of the value stream is longer than it needs")
+                self.pos = at + j + 1
+                return v
+        raise DecodeError(f"a number of the value stream runs past {MAX_NUMBER} bytes")
+
+    def column(self, head: dict[str, Any], n: int) -> list[int]:
+        """The ``n`` values of a ``varint`` or ``varint-except`` column."""
+        number = self.number
+        if head["enc"] == "varint":
+            return [number() for _ in range(n)]
+        common, count = number(), number()
+        if count > n:
+            raise DecodeError(f"a column of {n} values lists {count} exceptions")
+        out = [common] * n
+        at = 0
+        for _ in range(count):
+            at += number()
+            if at >= n:
+                raise DecodeError("an exception of the value stream is past its column's end")
+            out[at] = v = number()
+            if v == common:
+                raise DecodeError("an exception of the value stream holds the commonest value")
+            at += 1
+        return out
+
+
+def _streamed(head: dict[str, Any], n: int, values: ValueReader | None) -> list[int]:
+    if values is None:
+        raise DecodeError(f"a {head['enc']} encoding where no column reads the value stream")
+    return values.column(head, n)
+
+
 # -- integers ---------------------------------------------------------------------------------
 INLINE = 256  # columns this short go into the block head, compressed together with it
 
 
 def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
+    """An integer column's encoding and payload; outside portable blocks, a short column of
+    small numbers, none negative, goes to the value stream (spec §1.2)."""
     n = len(values)
     if n == 0:
         return {"enc": "empty"}, b""
@@ -140,6 +257,8 @@ def encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
     if (diffs == diffs[0]).all() and -(2**62) < int(diffs[0]) < 2**62:
         return {"enc": "series", "start": first, "step": int(diffs[0])}, b""
     if n <= INLINE:
+        if not PORTABLE.get() and 0 <= int(values.min()) and int(values.max()) < STREAM_BELOW:
+            return stream_values(values.tolist()), b""
         return {"enc": "inline", "values": values.tolist()}, b""
     candidates: list[tuple[dict[str, Any], bytes]] = []
     raws: dict[int, bytes] = {}  # each zstd candidate's bytes, by candidate
@@ -186,7 +305,7 @@ def _cost(candidate: tuple[dict[str, Any], bytes]) -> int:
     then compresses, so this overstates it a little): a narrow column's longer head must earn
     its place on short columns."""
     head, payload = candidate
-    return len(payload) + len(_json.dumps(head))
+    return len(payload) + len(_json.dumps(head)) + streamed_bytes(head)
 
 
 def _i64(v: Any, what: str) -> int:
@@ -197,8 +316,14 @@ def _i64(v: Any, what: str) -> int:
     return v
 
 
-def decode_ints(head: dict[str, Any], payload: bytes, n: int) -> np.ndarray:
+def decode_ints(
+    head: dict[str, Any], payload: bytes, n: int, values: ValueReader | None = None
+) -> np.ndarray:
+    """An integer column's ``n`` values; ``values``: the block's value stream, where the column
+    may read it (spec §1.2)."""
     enc = head["enc"]
+    if enc in STREAMED:
+        return np.asarray(_streamed(head, n, values), dtype=np.int64)
     if enc == "empty":
         return np.zeros(0, dtype=np.int64)
     if enc == "const":
@@ -299,13 +424,15 @@ def encode_floats(values: list[float]) -> tuple[dict[str, Any], bytes]:
     return min(candidates, key=lambda c: len(c[1]))
 
 
-def decode_floats(head: dict[str, Any], payload: bytes, n: int) -> np.ndarray:
+def decode_floats(
+    head: dict[str, Any], payload: bytes, n: int, values: ValueReader | None = None
+) -> np.ndarray:
     enc = head["enc"]
     if enc == "decimal":
         scale = head["scale"]
         if type(scale) is not int or not 0 <= scale <= MAX_SCALE:  # 10**scale is computed
             raise DecodeError(f"decimal scale {str(scale)[:20]} is outside 0..{MAX_SCALE}")
-        return decode_ints(head["ints"], payload, n) / float(10**scale)
+        return decode_ints(head["ints"], payload, n, values) / float(10**scale)
     if enc == "inline":
         try:
             out = np.asarray([float(x) for x in head["values"]], dtype=np.float64)
@@ -361,9 +488,10 @@ class Pool:
 
 
 class PoolReader:
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, values: ValueReader | None = None) -> None:
         self.data, self.pos = data, 0
         self.sources: list[list[str]] = []  # the block's string columns so far (``ref``)
+        self.values = values  # the block's value stream, which nested integers may read
 
     def take(self, size: Any) -> bytes:
         if not isinstance(size, int) or size < 0 or self.pos + size > len(self.data):
@@ -494,7 +622,7 @@ def _text_cost(head: dict[str, Any], payload: bytes, text: list[bytes], before: 
     column of names that another column holds too)."""
     context, size = before
     added = len(zstd.ZstdCompressor(level=3).compress(context + b"".join(text))) - size if text else 0
-    return len(payload) + len(_json.dumps(head)) + added
+    return len(payload) + len(_json.dumps(head)) + streamed_bytes(head) + added
 
 
 def _distinct_or_text(values: list[str], pool: Pool) -> tuple[dict[str, Any], bytes]:
@@ -697,22 +825,24 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
         if unit not in _STAMP_UNITS or not isinstance(fmt, str) or _STAMP_DIRECTIVE.sub("", fmt).count("%"):
             raise DecodeError(f"stamp column of unit {str(unit)[:20]!r} or format {str(fmt)[:40]!r}")
         scale = _STAMP_UNITS[unit]
-        return [render_stamp(fmt, v * scale) for v in decode_ints(head["ints"], payload, n).tolist()]
+        return [
+            render_stamp(fmt, v * scale) for v in decode_ints(head["ints"], payload, n, pool.values).tolist()
+        ]
     if enc == "datetime":
         unit = head["unit"]
         if unit not in _ISO_UNITS.values():
             raise DecodeError(f"unknown datetime unit {unit!r}")
-        stamps = decode_ints(head["ints"], payload, n).astype(f"datetime64[{unit}]")
+        stamps = decode_ints(head["ints"], payload, n, pool.values).astype(f"datetime64[{unit}]")
         text = np.datetime_as_string(stamps, unit=unit).tolist()
         return [t + "Z" for t in text] if head["z"] else text
     if enc == "prefix-int":
         prefix = head["prefix"]
         if type(prefix) is not str:
             raise DecodeError("a prefix is not a string")
-        return [f"{prefix}{i}" for i in decode_ints(head["ints"], payload, n).tolist()]
+        return [f"{prefix}{i}" for i in decode_ints(head["ints"], payload, n, pool.values).tolist()]
     if enc == "dict":
         table_head = head["table"]
-        codes = decode_ints(head["codes"], payload, n)
+        codes = decode_ints(head["codes"], payload, n, pool.values)
         count = table_head.get("count", -1)  # -1: as many as the NUL-separated text holds
         if not isinstance(count, int):
             raise DecodeError("string dictionary has a bad size")
@@ -725,7 +855,7 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
         if type(source) is not int or not 0 <= source < len(pool.sources):
             raise DecodeError("a reference column names no earlier string column")
         values = pool.sources[source]
-        positions = decode_ints(head["ints"], payload, n)
+        positions = decode_ints(head["ints"], payload, n, pool.values)
         if n and (positions.min() < -1 or positions.max() >= len(values)):
             raise DecodeError("a reference points outside its source column")
         misses = int(np.count_nonzero(positions == -1)) if n else 0
@@ -750,7 +880,7 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
             if len(items) != n:
                 raise DecodeError("string column holds the wrong number of values")
             return items
-        lengths = decode_ints(head["lengths"], payload, n).tolist()
+        lengths = decode_ints(head["lengths"], payload, n, pool.values).tolist()
         if sum(lengths) != size or (lengths and min(lengths) < 0):
             raise DecodeError("string lengths do not match the text")
         out, pos = [], 0
@@ -763,14 +893,25 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
 
 # -- booleans ---------------------------------------------------------------------------------
 def encode_bools(values: list[bool]) -> tuple[dict[str, Any], bytes]:
+    """A boolean column's encoding and payload (a short one in the value stream, outside
+    portable blocks)."""
     if all(values) or not any(values):
         return {"enc": "const", "value": bool(values[0]) if values else False}, b""
     if len(values) <= INLINE:
+        if not PORTABLE.get():
+            return stream_values([int(v) for v in values]), b""
         return {"enc": "inline", "values": [int(v) for v in values]}, b""
     return {"enc": "bits"}, _packed(np.packbits(np.asarray(values, dtype=bool)).tobytes())
 
 
-def decode_bools(head: dict[str, Any], payload: bytes, n: int) -> np.ndarray:
+def decode_bools(
+    head: dict[str, Any], payload: bytes, n: int, values: ValueReader | None = None
+) -> np.ndarray:
+    if head["enc"] in STREAMED:
+        numbers = _streamed(head, n, values)
+        if any(v > 1 for v in numbers):
+            raise DecodeError("a boolean of the value stream is neither 0 nor 1")
+        return np.asarray(numbers, dtype=bool)
     if head["enc"] == "const":
         return np.full(n, head["value"], dtype=bool)
     if head["enc"] == "inline":

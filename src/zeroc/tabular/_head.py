@@ -2,9 +2,9 @@
 
 The writer builds a head in the form §1.1-1.2 define, where every name is spelt out; ``compact``
 rewrites it with one-letter kinds, two-letter names and the commonest encodings bare (an inline
-list, a text column's size, a constant), and ``expand`` gives the reader back the spelt-out head,
-so that the column decoders know one form only. Names map one to one, in both directions; a
-compact head naming anything else is refused.
+list, a text column's size, a constant, a column in the value stream), and ``expand`` gives the
+reader back the spelt-out head, so that the column decoders know one form only. Names map one
+to one, in both directions; a compact head naming anything else is refused.
 """
 
 from __future__ import annotations
@@ -78,9 +78,16 @@ _DERIVED_NAMES = {v: k for k, v in DERIVED.items()}
 # -- writing ----------------------------------------------------------------------------------
 
 
+BARE = {"varint": "v", "varint-except": "x"}  # encodings a compact head writes as a bare name
+_BARE_NAMES = {v: k for k, v in BARE.items()}
+
+
 def compact(head: dict[str, Any]) -> dict[str, Any]:
-    """``{"root": column}`` -> ``{"r": c-column}``."""
-    return {"r": _compact_column(head["root"])}
+    """``{"root": column, "values": V?}`` -> ``{"r": c-column, "v": V?}``."""
+    out = {"r": _compact_column(head["root"])}
+    if "values" in head:
+        out["v"] = head["values"]
+    return out
 
 
 def _compact_column(h: dict[str, Any]) -> dict[str, Any]:
@@ -108,6 +115,8 @@ def _compact_enc(h: dict[str, Any]) -> Any:
         return h["size"]
     if enc == "const" and rest == {"value"}:
         return {"c": h["value"]}
+    if enc in BARE and not rest:
+        return BARE[enc]
     out: dict[str, Any] = {"e": ENCS[enc]}
     for k, v in h.items():
         if k != "enc":
@@ -150,9 +159,12 @@ def read(text: bytes) -> dict[str, Any]:
             raise DecodeError("a block head is not an object")
         if "r" not in head:
             return head  # spelt out (§1.1); the column decoders check it
-        if head.keys() != {"r"}:
-            raise DecodeError("a compact block head holds more than its root")
-        return {"root": _expand_column(head["r"], 0)}
+        if not head.keys() <= {"r", "v"}:
+            raise DecodeError("a compact block head holds more than its root and value stream's size")
+        out = {"root": _expand_column(head["r"], 0)}
+        if "v" in head:
+            out["values"] = head["v"]
+        return out
     except DecodeError:
         raise
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
@@ -199,6 +211,8 @@ def _expand_enc(c: Any) -> dict[str, Any]:
         return {"enc": "inline", "values": c}
     if type(c) is int:
         return {"enc": "text", "size": c}
+    if type(c) is str and c in _BARE_NAMES:
+        return {"enc": _BARE_NAMES[c]}
     h = _object(c, "an encoding")
     if "e" not in h:
         if h.keys() != {"c"}:

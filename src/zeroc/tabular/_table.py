@@ -59,11 +59,15 @@ class _Writer:
     def __init__(self) -> None:
         self.parts: list[bytes] = []
         self.pool = C.Pool()
+        self.values = bytearray()  # the value stream (spec §1.2), after the pool
 
     def add(self, head: dict[str, Any], payload: bytes) -> dict[str, Any]:
+        """An encoding as the block writes it: its payload after the last, its (and its nested
+        encodings') values in the value stream (spec §1.2), both in head order."""
         if payload:
             head["len"] = len(payload)
             self.parts.append(payload)
+        C.take_streamed(head, self.values)
         return head
 
 
@@ -315,8 +319,11 @@ def _row_builder(keys: tuple[str, ...]) -> Any:
 
 
 class _Reader:
-    def __init__(self, data: bytes, pos: int, limit: int, pool: bytes, budget: int = MAX_BUILT) -> None:
-        self.data, self.pos, self.limit, self.pool = data, pos, limit, C.PoolReader(pool)
+    def __init__(
+        self, data: bytes, pos: int, limit: int, pool: bytes, budget: int = MAX_BUILT, values: bytes = b""
+    ) -> None:
+        self.values = C.ValueReader(values)
+        self.data, self.pos, self.limit, self.pool = data, pos, limit, C.PoolReader(pool, self.values)
         self.budget, self.max_values = budget, budget
 
     def spend(self, n: int) -> None:
@@ -347,7 +354,7 @@ def decode_column(
     whole = (lo, hi) == (0, n)
     tags = None
     if "tags" in head:
-        tags = C.decode_ints(head["tags"], r.take(head["tags"]), n).tolist()
+        tags = C.decode_ints(head["tags"], r.take(head["tags"]), n, r.values).tolist()
     parts: dict[int, list[Any]] = {}
     kinds = head.get("kinds")
     if not isinstance(kinds, dict):
@@ -379,11 +386,11 @@ def decode_column(
         elif kind == NULL:
             part = [None] * (b - a)
         elif kind == BOOL:
-            part = C.decode_bools(h, r.take(h), m)[a:b].tolist()
+            part = C.decode_bools(h, r.take(h), m, r.values)[a:b].tolist()
         elif kind == INT:
-            part = C.decode_ints(h, r.take(h), m)[a:b].tolist()
+            part = C.decode_ints(h, r.take(h), m, r.values)[a:b].tolist()
         elif kind == FLOAT:
-            part = C.decode_floats(h, r.take(h), m)[a:b].tolist()
+            part = C.decode_floats(h, r.take(h), m, r.values)[a:b].tolist()
         elif kind == STR:
             part = C.decode_strings(h, r.take(h), m, r.pool)
             r.pool.sources.append(part)  # which a later column may refer to (spec §1.2)
@@ -422,7 +429,7 @@ def decode_column(
 
 def _lengths(head: dict[str, Any], r: _Reader, n: int, what: str) -> list[int]:
     """An array's or a map's ``n`` lengths, none negative."""
-    lengths: list[int] = C.decode_ints(head["lengths"], r.take(head["lengths"]), n).tolist()
+    lengths: list[int] = C.decode_ints(head["lengths"], r.take(head["lengths"]), n, r.values).tolist()
     if lengths and min(lengths) < 0:
         raise DecodeError(f"negative {what} length")
     return lengths
@@ -486,7 +493,7 @@ def decode_table(
     spans = dict.fromkeys(counts, (lo, hi))  # each column's values for rows lo..hi
     sparse = head.get("sparse") is True and len(shapes) > 1
     if len(shapes) > 1:
-        ids = C.decode_ints(head["shape_ids"], r.take(head["shape_ids"]), n).tolist()
+        ids = C.decode_ints(head["shape_ids"], r.take(head["shape_ids"]), n, r.values).tolist()
         if n and (min(ids) < 0 or max(ids) >= len(shapes)):
             raise DecodeError("shape id out of range")
         if sparse:  # a key's column holds the rows that have it: rows lo..hi are a span of those
@@ -570,8 +577,9 @@ def encode_block(value: Any, *, portable: bool = False, first: str | None = None
     MAX_COLUMNS keys, whose column goes first so that its rows read as a chunk's do.
 
     Layout: uint32 LE size of the binary column payloads, the payloads, then one zstd frame (or
-    brotli text, the smaller) holding uint32 LE head size, the JSON head (compact, §1.3) and the
-    text pool — one stream, so key names in the head and text in the pool share a context.
+    brotli text, the smaller) holding uint32 LE head size, the JSON head (compact, §1.3), the
+    text pool and the value stream (§1.2) — one stream, so key names in the head, text in the
+    pool and short columns of numbers share a context.
     """
     w = _Writer()
     token = C.PORTABLE.set(portable)
@@ -582,9 +590,10 @@ def encode_block(value: Any, *, portable: bool = False, first: str | None = None
             root = {"kinds": {"obj": encode_table([value], w, 1, [tuple(value)], first)}}
     finally:
         C.PORTABLE.reset(token)
-    head = json.dumps(H.compact({"root": root}), separators=(",", ":")).encode()
+    spelt: dict[str, Any] = {"root": root, "values": len(w.values)} if w.values else {"root": root}
+    head = json.dumps(H.compact(spelt), separators=(",", ":")).encode()
     parts = b"".join(w.parts)
-    text = C.pack_text(len(head).to_bytes(4, "little") + head + b"".join(w.pool.parts), portable)
+    text = C.pack_text(len(head).to_bytes(4, "little") + head + b"".join(w.pool.parts) + w.values, portable)
     return len(parts).to_bytes(4, "little") + parts + text
 
 
@@ -657,6 +666,8 @@ def _decoded(
         raise DecodeError(f"malformed block: {exc}") from exc
     if whole and out is not None and r.pos != len(r.data):
         raise DecodeError(f"{len(r.data) - r.pos} bytes after the block's columns")
+    if whole and out is not None and r.values.pos != len(r.values.data):
+        raise DecodeError(f"{len(r.values.data) - r.values.pos} bytes after the value stream's columns")
     return out
 
 
@@ -670,7 +681,12 @@ def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Re
     m = int.from_bytes(text[:4], "little")
     if len(text) < 4 + m:
         raise DecodeError("block head runs past its frame")
-    return H.read(text[4 : 4 + m]), _Reader(data[: 4 + p], 4, limit, text[4 + m :], max_values)
+    head = H.read(text[4 : 4 + m])
+    v = head.get("values", 0)
+    if type(v) is not int or not 0 <= v <= len(text) - 4 - m:
+        raise DecodeError("a block's value stream is not within its text")
+    end = len(text) - v
+    return head, _Reader(data[: 4 + p], 4, limit, text[4 + m : end], max_values, text[end:])
 
 
 def describe_block(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
@@ -752,9 +768,9 @@ def decode_columns(
                 out[name] = _derived(h, out, name)
             elif "tags" not in h and len(kinds) == 1 and next(iter(kinds)) in ("int", "float", "bool"):
                 kind, k = next(iter(kinds.items()))
-                decode = {"int": C.decode_ints, "float": C.decode_floats, "bool": C.decode_bools}[kind]
                 r.spend(n)
-                out[name] = decode(k, r.take(k), n)
+                decode = {"int": C.decode_ints, "float": C.decode_floats, "bool": C.decode_bools}[kind]
+                out[name] = decode(k, r.take(k), n, r.values)
             else:
                 out[name] = decode_column(h, r, n)
         return {k: out[k] for k in table["shapes"][0]}
