@@ -1,7 +1,7 @@
 // A block head's compact form, spelt out (spec/TABULAR_FORMAT.md §1.3), as Python's
 // zeroc.tabular._head reads it: the column decoders then know one form only.
 
-import { DecodeError } from "./errors.js";
+import { DecodeError, UnsupportedFrame } from "./errors.js";
 
 type Head = Record<string, unknown>;
 
@@ -40,6 +40,9 @@ function lookup(table: Record<string, string>, k: string, what: string): string 
 export function readHead(head: unknown): Head {
   const h = object(head, "a block head");
   if (!Object.prototype.hasOwnProperty.call(h, "r")) return h; // spelt out: the decoders check it
+  if (Object.prototype.hasOwnProperty.call(h, "v")) {
+    throw new UnsupportedFrame("a block with a value stream: write the file with the portable profile to read it here");
+  }
   if (own(h).length !== 1) fail("a compact block head holds more than its root");
   return { root: column(h.r, 0) };
 }

@@ -232,6 +232,20 @@ for (const v of brotlied.valid) {
   });
 }
 
+// The value stream is only in files that are not portable: its blocks are brotli texts here, and
+// a head naming one raises UnsupportedFrame wherever the text is zstd's.
+const streamed = vectors("containers-stream.json");
+for (const v of streamed.valid) {
+  test(`container ${v.file} with a value stream raises UnsupportedFrame, naming the portable profile`, () => {
+    rejects(() => zeroc.Table.open(bytes(v.file)).document(), "UnsupportedFrame");
+  });
+}
+test("a compact head with a value stream raises UnsupportedFrame, naming the portable profile", async () => {
+  const { readHead } = await import("../dist/head.js");
+  assert.throws(() => readHead({ r: { i: "v" }, v: 1 }), /value stream.*portable profile/);
+  assert.throws(() => readHead({ r: { i: [1] }, x: 1 }), /more than its root/);
+});
+
 test("ranges that start and end anywhere in a chunk build the rows that slicing the whole gives", () => {
   // Maps, sparse tables, arrays, tagged columns and derived ones, read in part (decodeRows).
   for (const [set, v] of [[mapped, mapped.valid[0]], [compacted, compacted.valid[0]], [referred, referred.valid[0]]]) {
