@@ -795,3 +795,21 @@ def test_the_value_stream_holds_short_columns_of_small_numbers_outside_portable_
     text = len(raw).to_bytes(4, "little") + raw + block_head(block)[1] + b"\x00"
     with pytest.raises(DecodeError, match="after the value stream"):
         decode_block(block[:at] + zstandard.ZstdCompressor().compress(text))
+
+
+@pytest.mark.parametrize("lengths", [{"enc": "const", "value": 0}, {"enc": "varint-except"}])
+def test_a_dictionary_of_more_values_than_its_column_is_a_decode_error(lengths: dict[str, object]) -> None:
+    """A forged dictionary table's count sized its lengths before anything checked it: 10^12 of
+    them, constant or the commonest of the value stream, asked for terabytes."""
+    import zstandard
+
+    table = {"enc": "text", "size": 0, "lengths": lengths, "count": 10**12}
+    head = {
+        "root": {"kinds": {"str": {"enc": "dict", "codes": {"enc": "const", "value": 0}, "table": table}}}
+    }
+    if lengths["enc"] == "varint-except":
+        head["values"] = 2
+    raw = json.dumps(head).encode()
+    text = len(raw).to_bytes(4, "little") + raw + b"\x00\x00"[: head.get("values", 0)]
+    with pytest.raises(DecodeError, match="bad size"):
+        decode_block(bytes(4) + zstandard.ZstdCompressor().compress(text))

@@ -408,7 +408,8 @@ function decodeStrings(head: Head, payload: Uint8Array, n: number, r: Reader): s
     const table = obj(head.table, "a string dictionary");
     const codes = decodeInts(obj(head.codes, "a string dictionary's codes"), payload, n, r);
     const count = table.count ?? -1;
-    if (typeof count !== "number" || !Number.isInteger(count)) throw new DecodeError("string dictionary has a bad size");
+    // distinct values: no more than the column's (a forged count would size the table's lengths)
+    if (typeof count !== "number" || !Number.isInteger(count) || count > n) throw new DecodeError("string dictionary has a bad size");
     const values = decodeStrings(table, new Uint8Array(0), count, r);
     const out = new Array<string>(n);
     for (let i = 0; i < n; i++) {

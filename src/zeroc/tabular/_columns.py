@@ -844,7 +844,7 @@ def decode_strings(head: dict[str, Any], payload: bytes, n: int, pool: PoolReade
         table_head = head["table"]
         codes = decode_ints(head["codes"], payload, n, pool.values)
         count = table_head.get("count", -1)  # -1: as many as the NUL-separated text holds
-        if not isinstance(count, int):
+        if type(count) is not int or count > n:  # distinct values: no more than the column's
             raise DecodeError("string dictionary has a bad size")
         table = decode_strings(table_head, b"", count, pool)
         if n and (codes.min() < 0 or codes.max() >= len(table)):
