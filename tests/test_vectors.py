@@ -559,8 +559,10 @@ def test_value_stream_container_vector_reads_and_this_writer_writes_it(v: dict[s
     assert reader.rows(7, 19) == rows[7:19] and reader.rows(-2) == rows[-2:]
     assert list(reader.columns(0, 60)["qty"]) == [r["qty"] for r in rows]
     offset, length = reader.footer["chunks"][0][:2]
-    encodings = describe_block(data[offset : offset + length])["encodings"]
+    described = describe_block(data[offset : offset + length])
+    encodings = described["encodings"]
     assert encodings["varint"] and encodings["varint-except"] and "inline" not in encodings
+    assert described["value_bytes"] > 0 and described["pool_bytes"] > 0
     out = io.BytesIO()
     pack(STREAM["document"], out)
     assert out.getvalue() == data

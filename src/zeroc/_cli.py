@@ -364,7 +364,8 @@ def inspect_cmd(file: str, as_json: bool) -> None:
                 click.echo(
                     f"  block at {b['offset']:,} ({what}): {b['bytes']:,} B: {b['payload_bytes']:,} B of "
                     f"payloads ({b['brotli_payloads']} brotli) + {b['text_bytes']:,} B of {b['text']} text "
-                    f"(head {b['head_bytes']:,} B, pool {b['pool_bytes']:,} B before it)"
+                    f"(head {b['head_bytes']:,} B, pool {b['pool_bytes']:,} B and value stream "
+                    f"{b['value_bytes']:,} B before it)"
                 )
                 click.echo("    encodings: " + ", ".join(f"{k} {n}" for k, n in b["encodings"].items()))
             continue

@@ -691,15 +691,18 @@ def _open(data: bytes, limit: int, max_values: int) -> tuple[dict[str, Any], _Re
 
 def describe_block(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
     """What a block is made of, without decoding its columns: its text's coding (``zstd`` or
-    ``brotli``), its payload and text bytes, its head and pool bytes before compression, how
-    many payloads are brotli texts, and how often the head names each encoding (nested ones
-    included: a dictionary's codes and table, a decimal's integers): where a container's bytes
-    go."""
+    ``brotli``), its payload and text bytes, its head, pool and value stream bytes before
+    compression, how many payloads are brotli texts, and how often the head names each
+    encoding (nested ones included: a dictionary's codes and table, a decimal's integers): where
+    a container's bytes go."""
     try:
         p = int.from_bytes(data[:4], "little")
         text = C.unpack_text(data[4 + p :], limit)
         m = int.from_bytes(text[:4], "little")
         head = H.read(text[4 : 4 + m])
+        values = head.get("values", 0)
+        if type(values) is not int or not 0 <= values <= len(text) - 4 - m:
+            raise DecodeError("a block's value stream is not within its text")
     except (DecodeError, LimitExceeded):
         raise
     except _MALFORMED as exc:
@@ -729,7 +732,8 @@ def describe_block(data: bytes, limit: int = MAX_VALUES) -> dict[str, Any]:
         "text": "brotli" if data[4 + p : 5 + p] == C.BROTLI_TEXT else "zstd",
         "text_bytes": len(data) - 4 - p,
         "head_bytes": m,
-        "pool_bytes": len(text) - 4 - m,
+        "pool_bytes": len(text) - 4 - m - values,
+        "value_bytes": values,
         "payload_bytes": p,
         "brotli_payloads": brotli_payloads,
         "encodings": dict(encodings.most_common()),
