@@ -505,3 +505,16 @@ def test_any_document_packs_reads_by_range_and_appends_exactly(
     for key in path:
         whole = whole[key]
     assert same(whole, table + more)
+
+
+@pytest.mark.parametrize("name", [*CORPORA, "instruments.json"])
+def test_every_real_document_packs_to_at_most_four_fifths_of_json_and_zstd_19(name: str) -> None:
+    """Issue 16's bar on the corpora, as `zeroc bench tabular` measures it: the container (the
+    writer's defaults) against zstd -19 of the document's compact JSON, and read back exactly."""
+    doc = json.loads((DATA / "json" / name).read_bytes())
+    out = io.BytesIO()
+    pack(doc, out)
+    compact = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+    baseline = zstandard.ZstdCompressor(level=19).compress(compact)
+    assert len(out.getvalue()) <= 0.8 * len(baseline)
+    assert same(ContainerReader(io.BytesIO(out.getvalue())).document(), doc)
