@@ -160,7 +160,7 @@ def read(text: bytes) -> dict[str, Any]:
         if "r" not in head:
             return head  # spelt out (§1.1); the column decoders check it
         if not head.keys() <= {"r", "v"}:
-            raise DecodeError("a compact block head holds more than its root and value stream's size")
+            raise DecodeError("a compact block head holds more than its root and its value stream's size")
         out = {"root": _expand_column(head["r"], 0)}
         if "v" in head:
             out["values"] = head["v"]
