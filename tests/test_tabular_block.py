@@ -485,9 +485,10 @@ def test_stamp_columns_are_written_back_exactly(times: list[datetime], template:
     stamp = C._encode_stamps(values)  # (the writer may still prefer prefix + integer, or a dictionary)
     assert stamp is not None
     head, payload = stamp
-    assert (
-        head["enc"] == "stamp" and C.decode_strings(head, payload, len(values), C.PoolReader(b"")) == values
-    )
+    stream = bytearray()  # its integers, where small enough, in the value stream (spec §1.2)
+    C.take_streamed(head, stream)
+    pool = C.PoolReader(b"", C.ValueReader(bytes(stream)))
+    assert head["enc"] == "stamp" and C.decode_strings(head, payload, len(values), pool) == values
     rows = {"rows": [{"t": v} for v in values]}
     assert decode_block(encode_block(rows)) == rows
 
