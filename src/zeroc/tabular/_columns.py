@@ -135,7 +135,7 @@ MAX_NUMBER = 9  # bytes of one LEB128 number at most: 63 bits
 STREAM_BELOW = 1 << 28
 
 
-class Streamed(dict):  # type: ignore[type-arg]
+class Streamed(dict[str, Any]):
     """The head of a column in the value stream, holding its bytes (``data``) until the block's
     writer takes them, in head order, as it writes the head (``take_streamed``): a candidate
     encoding that is not chosen leaves nothing behind. JSON sees the head alone."""
