@@ -65,13 +65,14 @@ def block_head(block: bytes) -> tuple[bytes, bytes]:
     return text[4 : 4 + m], text[4 + m :]
 
 
-def with_head(block: bytes, head: Any) -> bytes:
-    """``block`` with its head replaced by ``head`` (any JSON value), payloads and pool kept."""
+def with_head(block: bytes, head: Any, rest: bytes | None = None) -> bytes:
+    """``block`` with its head replaced by ``head`` (any JSON value), payloads kept, and the
+    text after the head (pool and value stream) kept or replaced by ``rest``."""
     p = 4 + int.from_bytes(block[:4], "little")
     text = json.dumps(head, separators=(",", ":")).encode()
-    pool = block_head(block)[1]
+    after = block_head(block)[1] if rest is None else rest
     return block[:p] + zstandard.ZstdCompressor(level=3).compress(
-        len(text).to_bytes(4, "little") + text + pool
+        len(text).to_bytes(4, "little") + text + after
     )
 
 
