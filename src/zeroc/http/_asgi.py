@@ -7,12 +7,13 @@ compresses chunk by chunk and drops Content-Length).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from typing import Any
 
 from zeroc._errors import LimitExceeded, ZerocError
 from zeroc.http import _websocket
-from zeroc.http._server import Plan, Route, Server, Streamed, vary_value
+from zeroc.http._negotiate import add_vary
+from zeroc.http._server import DICTIONARY_PATH, Plan, Route, Server, Streamed
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -21,20 +22,18 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-def _headers(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
+def _headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """Request headers by lower-case name; a repeated header's values combined in order, as RFC
     9110 §5.3 reads them (``a, b``; cookies ``a; b``), so that two Accept-Encoding lines count
-    and two Content-Encoding lines are seen as two codings."""
-    out = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
-    if len(out) == len(raw):  # no name repeated: the usual request, in one pass
-        return out
-    out = {}
+    and two Content-Encoding lines are seen as two codings. (A loop: in Python 3.11 a
+    comprehension is a function call of its own, which a server pays for cold on every request.)"""
+    out: dict[str, str] = {}
     for k, v in raw:
-        name, value = k.decode("latin-1").lower(), v.decode("latin-1")
+        name = k.decode("latin-1").lower()
         if name in out:
-            out[name] += ("; " if name == "cookie" else ", ") + value
+            out[name] += ("; " if name == "cookie" else ", ") + v.decode("latin-1")
         else:
-            out[name] = value
+            out[name] = v.decode("latin-1")
     return out
 
 
@@ -84,11 +83,13 @@ class ZerocMiddleware:
         if not isinstance(scope["headers"], list | tuple):  # any iterable (ASGI): read twice here
             scope = dict(scope, headers=list(scope["headers"]))
         request = _headers(scope["headers"])
-        served = server.dictionary_response(path, scope.get("method", "GET"), request.get("if-none-match"))
-        if served is not None:
-            await _respond(send, *served)
-            return
-        if server.needs_decoding(request):
+        if path.startswith(DICTIONARY_PATH):
+            method = scope.get("method", "GET")
+            served = server.dictionary_response(path, method, request.get("if-none-match"))
+            if served is not None:
+                await _respond(send, *served)
+                return
+        if ("content-encoding" in request or "content-type" in request) and server.needs_decoding(request):
             try:
                 body = await self._read(receive)
                 data, changes = server.decode_request(path, request, body)
@@ -212,61 +213,67 @@ class _Responder:
                 message = {**message, "headers": list(headers)}
             self.start = message
             return
-        if kind != "http.response.body" or self.start is None:
+        start = self.start
+        if kind != "http.response.body" or start is None:
             await self.send_next(message)
             return
         if self.ended:  # HEAD: the response went out with the headers; the rest is dropped
             return
         body, more = message.get("body", b""), message.get("more_body", False)
-        if self.plan is None:
-            response = _headers(self.start.get("headers", []))
-            self.plan = self.server.plan(self.path, self.request, self.start["status"], response)
-            self.response = response
         plan = self.plan
+        if plan is None:
+            self.response = _headers(start.get("headers", ()))
+            plan = self.plan = self.server.plan(self.path, self.request, start["status"], self.response)
         if self.stream is None and (not more or plan.to_zeroc or self.buffer):
-            self.buffer.append(body)  # whole body (or frames, which need all of it)
-            if more:
-                return
-            await self._send_whole(b"".join(self.buffer))
+            if more or self.buffer:  # a body in parts (or frames, which need all of it): gathered
+                self.buffer.append(body)
+                if more:
+                    return
+                body = b"".join(self.buffer)
+            out, headers = self.server.body(plan, body)
+            status = start["status"]
+            if status in (204, 304) or status < 200:  # no body, so no length of ours (RFC 9110 §8.6)
+                await self.send_next(self._started(headers, drop_length=False))
+            else:
+                headers.append(("content-length", str(len(out))))
+                await self.send_next(self._started(headers, drop_length=True))
+            body = b"" if self.head else out
+            await self.send_next({"type": "http.response.body", "body": body, "more_body": False})
             return
         if self.stream is None:
             self.stream = self.server.stream(plan)
             if plan.encoding == "identity":
-                await self._start(self.response, [], drop_length=False)
+                await self.send_next(self._started([], drop_length=False))
             else:
                 coded = [("content-encoding", plan.encoding), *plan.coded()]
-                await self._start(self.response, coded, drop_length=True)
+                await self.send_next(self._started(coded, drop_length=True))
             if self.head:
                 self.ended = True
                 await self.send_next({"type": "http.response.body", "body": b"", "more_body": False})
                 return
-        assert self.stream is not None
         out = self.stream.chunk(body) if more else self.stream.chunk(body) + self.stream.finish()
         await self.send_next({"type": "http.response.body", "body": out, "more_body": more})
 
-    async def _send_whole(self, body: bytes) -> None:
-        assert self.plan is not None
-        out, headers = self.server.body(self.plan, body)
-        assert self.start is not None
-        status = self.start["status"]
-        if status in (204, 304) or status < 200:  # no body, so no length of ours (RFC 9110 §8.6)
-            await self._start(self.response, headers, drop_length=False)
-        else:
-            headers.append(("content-length", str(len(out))))
-            await self._start(self.response, headers, drop_length=True)
-        body = b"" if self.head else out
-        await self.send_next({"type": "http.response.body", "body": body, "more_body": False})
-
-    async def _start(self, response: dict[str, str], extra: list[tuple[str, str]], drop_length: bool) -> None:
+    def _started(self, extra: list[tuple[str, str]], drop_length: bool) -> Message:
+        """The held ``http.response.start`` with the plan's headers and ``extra`` set. (Loops,
+        not comprehensions, for the reason _headers() gives.)"""
         assert self.start is not None and self.plan is not None
-        changes = dict(self.plan.set_headers)
+        plan = self.plan
+        changes = dict(plan.set_headers)
         changes.update(extra)
-        changes["vary"] = vary_value(response.get("vary"), self.plan)
-        if self.plan.request_codings:
-            changes["accept-encoding"] = self.plan.request_codings
-        added = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in changes.items()]
-        drop = {k for k, _ in added} | ({b"content-length"} if drop_length else set())
+        changes["vary"] = add_vary(self.response.get("vary"), *plan.vary)
+        if plan.request_codings:
+            changes["accept-encoding"] = plan.request_codings
+        drop = {b"content-length"} if drop_length else set()
+        added = []
+        for k, v in changes.items():
+            name = k.encode("latin-1")
+            drop.add(name)
+            added.append((name, v.encode("latin-1")))
         # Rewrite the raw list so repeated headers (Set-Cookie) survive.
-        headers = [(k, v) for k, v in self.start.get("headers", []) if k.lower() not in drop]
+        headers = []
+        for k, v in self.start.get("headers", ()):
+            if k.lower() not in drop:
+                headers.append((k, v))
         headers += added
-        await self.send_next({**self.start, "headers": headers})
+        return {**self.start, "headers": headers}

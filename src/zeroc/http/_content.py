@@ -21,12 +21,17 @@ from zeroc._errors import DecodeError, LimitExceeded, UnknownDictionary, UsageEr
 DCZ_MAGIC = bytes.fromhex("5e2a4d1820000000")  # a 32-byte zstd skippable frame (RFC 9842)
 ZSTD_LEVEL = 3
 BROTLI_QUALITY = 5
-# A whole body shorter than this is brotli'd at quality 3, which keeps the middleware's CPU per
-# request within GZipMiddleware's (gzip-9): the demo's 322-byte Order took 8.9 us at 3, 23.5 us
-# at 5 and 12 us in gzip-9 (230, 208 and 249 bytes); its 17,896-byte list ~200 us less at 3 than
-# at 5 in the server (2,955 and 2,750 bytes; gzip-9's 3,039).
+# A whole body shorter than BROTLI_SMALL is brotli'd at quality 3, which keeps the middleware's
+# CPU per request within GZipMiddleware's (gzip-9): the demo's 17,896-byte list took ~200 us less
+# at 3 than at 5 in the server (2,955 and 2,750 bytes; gzip-9's 3,039). One shorter than
+# BROTLI_TINY, at quality 2: quality 3 builds Huffman trees for its three alphabets, ~5 us a body
+# (cold, in a server, ~11 us of the demo's Order's 550 us), to save ~17 bytes on a body that fits
+# one TCP segment at either quality (the demo's 100 Orders: 255 B at 2, 238 at 3, 254 in zstd,
+# 257 in gzip).
 BROTLI_SMALL = 64 << 10
 BROTLI_SMALL_QUALITY = 3
+BROTLI_TINY = 1 << 10
+BROTLI_TINY_QUALITY = 2
 GZIP_LEVEL = 6
 # RFC 9842: dcz decoders accept windows up to max(8 MB, 1.25 x dictionary); zstd's 8 MiB cap.
 MAX_WINDOW = 8 * 1024 * 1024
@@ -95,7 +100,14 @@ class ContentCodings:
             # below 2^16 either: quality 5's hasher for smaller windows cost more (the demo's
             # 17,896-byte list: 148 us at 2^16, 220 us at 2^10; 253 us at 2^22).
             window = min(22, max(16, (len(body) - 1).bit_length()))
-            quality = BROTLI_SMALL_QUALITY if len(body) < BROTLI_SMALL else BROTLI_QUALITY
+            size = len(body)
+            quality = (
+                BROTLI_TINY_QUALITY
+                if size < BROTLI_TINY
+                else BROTLI_SMALL_QUALITY
+                if size < BROTLI_SMALL
+                else BROTLI_QUALITY
+            )
             c = _brotli().Compressor(quality=quality, lgwin=window)
             return c.process(body) + c.finish()  # type: ignore[no-any-return]
         if coding == "dcz":

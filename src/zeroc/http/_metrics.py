@@ -39,12 +39,7 @@ class _Responses:
         self.by: dict[tuple[str, str], list[float]] = {}
         self.pending: deque[tuple[str, str, int, int, float]] = deque()
 
-    def add(self, route: str, encoding: str, before: int, after: int, seconds: float) -> None:
-        self.pending.append((route, encoding, before, after, seconds))
-        if len(self.pending) > PENDING:
-            self._fold()
-
-    def _fold(self) -> None:
+    def fold(self) -> None:
         """Add the queued responses into the totals (each taken off the queue exactly once)."""
         pending, by = self.pending, self.by
         with self.lock:
@@ -83,7 +78,7 @@ class _Responses:
 
     def collect(self) -> Iterator[Any]:
         before, after, responses, ratio, seconds = families = self._families()
-        self._fold()
+        self.fold()
         with self.lock:
             items = [(key, acc[:]) for key, acc in self.by.items()]
         for (route, encoding), acc in items:
@@ -115,6 +110,7 @@ class Metrics:
         labels = ["route", "encoding"]
         kw: dict[str, Any] = {"namespace": namespace, "registry": self.registry}
         self._responses = _Responses(namespace)
+        self._pending = self._responses.pending
         self.registry.register(self._responses)
         self.requests = Counter("requests", "Request bodies decoded", labels, **kw)
         self.decode_seconds = Histogram(
@@ -125,7 +121,10 @@ class Metrics:
         self.errors = Counter("errors", "Requests refused", ["status"], **kw)
 
     def response(self, route: str, encoding: str, before: int, after: int, seconds: float) -> None:
-        self._responses.add(route, encoding, before, after, seconds)
+        pending = self._pending  # _Responses.add, without a call of its own (a call a response)
+        pending.append((route, encoding, before, after, seconds))
+        if len(pending) > PENDING:
+            self._responses.fold()
 
     def request(self, route: str, encoding: str, before: int, after: int, seconds: float) -> None:
         self.requests.labels(route, encoding).inc()

@@ -54,11 +54,24 @@ RETRY = 64
 RETRY_MAX = 4096
 
 
+def next_trial(n: int) -> int:
+    """The first whole body after a route's ``n``-th (from 1; 0 before any) that is coded in
+    every tied coding."""
+    if n < TRIALS:
+        return n + 1
+    if n < RETRY:
+        return RETRY
+    if n < RETRY_MAX:
+        return 1 << n.bit_length()  # the next power of two
+    return (n // RETRY_MAX + 1) * RETRY_MAX
+
+
 def is_trial(n: int) -> bool:
     """Whether a route's ``n``-th whole body (from 1) is coded in every tied coding."""
-    if n <= TRIALS or n % RETRY_MAX == 0:
-        return True
-    return RETRY <= n < RETRY_MAX and n & (n - 1) == 0
+    return next_trial(n - 1) == n
+
+
+_UNSEEN: Any = object()  # a path not in the match cache yet
 
 
 class UnsupportedCoding(ZerocError):
@@ -151,13 +164,15 @@ class _Sizes:
 
     def __init__(self) -> None:
         self.seen = 0
+        self.trial = next_trial(0)  # the next body to code in every candidate
         self.total: dict[str, list[int]] = {}
         self.best: dict[tuple[str, ...], str] = {}  # the pick per candidates, until a trial
 
     def pick(self, candidates: tuple[str, ...]) -> str | None:
         """The candidate with the smallest ratio so far, or None: code this body in each."""
         self.seen += 1
-        if is_trial(self.seen):
+        if self.seen >= self.trial:  # >=: threads may both count before either compares
+            self.trial = next_trial(self.seen)
             return None
         best = self.best.get(candidates)
         if best is None:
@@ -336,7 +351,9 @@ class Server:
 
     # -- responses ----------------------------------------------------------------------
     def plan(self, path: str, request: dict[str, str], status: int, response: dict[str, str]) -> Plan:
-        bound = self.match(path)
+        bound = self._match_cache.get(path, _UNSEEN)
+        if bound is _UNSEEN:
+            bound = self.match(path)
         plan = Plan(bound.label if bound else "other", bound)
         d = bound.route.dictionary if bound else None
         if bound is not None:
@@ -368,7 +385,8 @@ class Server:
         if not plan.to_zeroc and is_excluded(ctype, self.excluded):
             return plan
         available = ["zstd", "br", "gzip"]
-        held = available_dictionary(request.get("available-dictionary"))
+        named = request.get("available-dictionary")
+        held = available_dictionary(named) if named else None
         allowed = (
             bound is not None
             and (held is not None or bound.recent is not None)  # else nothing to allow
@@ -414,7 +432,9 @@ class Server:
             if plan.encoding != "identity":
                 headers.append(("content-encoding", plan.encoding))
                 headers += plan.coded()
-                self._observe(plan.route, plan.encoding, len(body), len(out), started)
+                if self.metrics is not None:
+                    seconds = time.perf_counter() - started
+                    self.metrics.response(plan.route, plan.encoding, len(body), len(out), seconds)
                 return out, headers
         plan.encoding = "identity"
         self._observe(plan.route, "identity", len(body), len(body), started)
@@ -427,7 +447,8 @@ class Server:
         sizes = plan.bound.sizes if plan.bound is not None else self._sizes
         pick = sizes.pick(candidates) if len(candidates) > 1 else candidates[0]
         if pick is not None:
-            return pick, self.stream_codings(plan, pick).encode(pick, body)
+            codings = plan.dcz if pick == "dcz" and plan.dcz is not None else self.plain
+            return pick, codings.encode(pick, body)
         best: tuple[str, bytes] | None = None
         for coding in candidates:  # in preference order, which breaks ties
             out = self.stream_codings(plan, coding).encode(coding, body)
