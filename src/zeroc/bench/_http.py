@@ -46,8 +46,9 @@ QUICK, FULL = 1_500, 6_000
 ROUNDS = 30  # short rounds, the servers in a new order each: a slow spell falls on all alike
 # Server processes per configuration, their figures averaged: a process's own luck (where its
 # memory lies) moved one configuration's CPU per request by 4% between two processes of it
-# (835 and 803 us; GZipMiddleware's two 818 and 810), as much as the middlewares differ.
-REPLICAS = 2
+# (835 and 803 us; GZipMiddleware's two 818 and 810), as much as the middlewares differ, and
+# four processes of GZipMiddleware's on the Order spread from 590 to 628 us (2026-12-07).
+REPLICAS = 4
 # Requests counted per case under callgrind (instructions()), quick and full, after WARMUP:
 # instructions repeat from request to request, and callgrind runs a Flask request of the list
 # (3-5 million instructions) ~50 times slower than the CPU (full: 5 minutes at 1,000).
@@ -131,23 +132,36 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(kind: str, dictionary_path: str) -> tuple[subprocess.Popen[bytes], int]:
+def _launch(kind: str, dictionary_path: str) -> tuple[subprocess.Popen[bytes], int]:
+    """A server process of one configuration, on a free port (not yet listening)."""
     port = _free_port()
     code = f"from zeroc.bench._http import serve; serve({kind!r}, {port}, {dictionary_path!r})"
     proc = subprocess.Popen(  # noqa: S603 - this interpreter, running this module
         [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
+    return proc, port
+
+
+def _wait(kind: str, proc: subprocess.Popen[bytes], port: int) -> None:
+    """Until the server listens (RuntimeError if it ends or takes two minutes)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{kind} server failed: {proc.stderr.read().decode() if proc.stderr else ''}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return proc, port
+                return
         except OSError:
             time.sleep(0.1)
     proc.kill()
     raise RuntimeError(f"{kind} server did not start")
+
+
+def _start(kind: str, dictionary_path: str) -> tuple[subprocess.Popen[bytes], int]:
+    """A server process of one configuration, listening."""
+    proc, port = _launch(kind, dictionary_path)
+    _wait(kind, proc, port)
+    return proc, port
 
 
 def _requests(
@@ -193,10 +207,12 @@ def run(
         servers: dict[tuple[str, int], tuple[subprocess.Popen[bytes], int]] = {}
         kinds = (*ASGI, *WSGI)
         try:
-            for kind in kinds:
-                say(f"http {kind}: starting its {REPLICAS} servers")
+            say(f"http: starting {REPLICAS} servers of each configuration ({', '.join(kinds)})")
+            for kind in kinds:  # all at once: each spends its ~2 s of start-up importing
                 for replica in range(REPLICAS):
-                    servers[kind, replica] = _start(kind, dictionary_path)
+                    servers[kind, replica] = _launch(kind, dictionary_path)
+            for (kind, _replica), (proc, port) in servers.items():
+                _wait(kind, proc, port)
             for response, path in PATHS.items():
                 for accept, header in ACCEPTS.items():
                     cpu: dict[str, list[float]] = {kind: [] for kind in kinds}

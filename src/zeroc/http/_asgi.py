@@ -80,7 +80,7 @@ class ZerocMiddleware:
             return
         server = self.server
         path = scope["path"]
-        if not isinstance(scope["headers"], list | tuple):  # any iterable (ASGI): read twice here
+        if not isinstance(scope["headers"], (list, tuple)):  # any iterable (ASGI): read twice here
             scope = dict(scope, headers=list(scope["headers"]))
         request = _headers(scope["headers"])
         if path.startswith(DICTIONARY_PATH):
@@ -209,7 +209,7 @@ class _Responder:
         kind = message["type"]
         if kind == "http.response.start":
             headers = message.get("headers", ())
-            if not isinstance(headers, list | tuple):  # any iterable (ASGI): read more than once here
+            if not isinstance(headers, (list, tuple)):  # any iterable (ASGI): read more than once here
                 message = {**message, "headers": list(headers)}
             self.start = message
             return
