@@ -201,7 +201,7 @@ def test_the_two_dictionary_resources_are_named_by_what_a_client_checks() -> Non
         "link",
         f'<{DICTIONARY_PATH}{d.sha256.hex()}.dict>; rel="compression-dictionary"',
     ) in plan.set_headers
-    assert server.plan("/orders/1", {}, 200, {"content-type": "application/json"}).set_headers == []
+    assert server.plan("/orders/1", {}, 200, {"content-type": "application/json"}).set_headers == ()
     # A route that opts out offers no Use-As-Dictionary when it is the only one with the dictionary.
     alone = Server([Route("/other/*", d, dcz=False)])
     headers = alone.dictionary_response(f"{DICTIONARY_PATH}{d.sha256.hex()}.dict")[1]  # type: ignore[index]

@@ -23,7 +23,7 @@ import zeroc
 from zeroc.http import ZerocMiddleware, ZerocWSGIMiddleware
 from zeroc.http._content import DCZ_MAGIC
 from zeroc.http._negotiate import available_dictionary_header
-from zeroc.http._server import Route
+from zeroc.http._server import Route, Server
 from zeroc.workloads import generate
 
 ORDERS = generate("order", 60, seed=11)
@@ -250,3 +250,49 @@ def test_wsgi_responses_decode_to_what_the_app_sent(
     checker.sent(ex)
     assert got["status"] == status
     checker.check(ex, got["headers"], out)
+
+
+TOGGLED = (  # headers a plan may read, each added to or taken from an exchange in turn
+    ("response", "content-encoding", "gzip"),
+    ("response", "etag", '"v2"'),
+    ("response", "content-type", "image/png"),
+    ("response", "set-cookie", "a=1"),
+    ("response", "cache-control", "private"),
+    ("response", "vary", "Cookie"),
+    ("request", "sec-fetch-mode", "cors"),
+    ("request", "sec-fetch-site", "cross-site"),
+    ("request", "origin", "https://a.example"),
+    ("request", "accept", "application/x-zeroc"),
+    ("request", "accept-encoding", "gzip"),
+    ("request", "available-dictionary", available_dictionary_header(DICTIONARY.sha256)),
+)
+
+
+@pytest.fixture(scope="module")
+def server() -> Server:
+    return Server(routes(), minimum_size=256)
+
+
+@SETTINGS
+@given(ex=exchanges(), status=st.sampled_from([200, 201, 204, 304, 404]))
+def test_a_plan_copied_from_its_template_is_the_plan_made_afresh(
+    server: Server, ex: dict[str, Any], status: int
+) -> None:
+    """Server.plan() makes a plan once per set of the headers it reads and copies it after:
+    every copy (an ETag of its own included) is what the whole computation gives, also for
+    exchanges one header or the status away from one whose plan is kept already."""
+    response: dict[str, str] = {}
+    for k, v in ex["response"]:
+        response[k.lower()] = f"{response[k.lower()]}, {v}" if k.lower() in response else v
+    exchanges = [(ex["request"], ex["status"], response), (ex["request"], status, response)]
+    for side, name, value in TOGGLED:
+        request, changed = dict(ex["request"]), dict(response)
+        headers = request if side == "request" else changed
+        if name in headers:
+            del headers[name]
+        else:
+            headers[name] = value
+        exchanges.append((request, ex["status"], changed))
+    for request, code, headers in exchanges:
+        plan = server.plan(ex["path"], request, code, headers)
+        assert vars(plan) == vars(server._plan(server.match(ex["path"]), request, code, headers))

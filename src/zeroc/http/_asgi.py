@@ -8,6 +8,7 @@ compresses chunk by chunk and drops Content-Length).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from zeroc._errors import LimitExceeded, ZerocError
@@ -235,8 +236,7 @@ class _Responder:
             if status in (204, 304) or status < 200:  # no body, so no length of ours (RFC 9110 §8.6)
                 await self.send_next(self._started(headers, drop_length=False))
             else:
-                headers.append(("content-length", str(len(out))))
-                await self.send_next(self._started(headers, drop_length=True))
+                await self.send_next(self._started(headers, drop_length=True, length=len(out)))
             body = b"" if self.head else out
             await self.send_next({"type": "http.response.body", "body": body, "more_body": False})
             return
@@ -254,26 +254,33 @@ class _Responder:
         out = self.stream.chunk(body) if more else self.stream.chunk(body) + self.stream.finish()
         await self.send_next({"type": "http.response.body", "body": out, "more_body": more})
 
-    def _started(self, extra: list[tuple[str, str]], drop_length: bool) -> Message:
-        """The held ``http.response.start`` with the plan's headers and ``extra`` set. (Loops,
-        not comprehensions, for the reason _headers() gives.)"""
+    def _started(self, extra: list[tuple[str, str]], drop_length: bool, length: int | None = None) -> Message:
+        """The held ``http.response.start`` with the plan's headers, ``extra`` and ``length``
+        set (the application's Content-Length dropped where ``drop_length``)."""
         assert self.start is not None and self.plan is not None
         plan = self.plan
-        changes = dict(plan.set_headers)
-        changes.update(extra)
-        changes["vary"] = add_vary(self.response.get("vary"), *plan.vary)
+        pairs = (*plan.set_headers, *extra, ("vary", add_vary(self.response.get("vary"), *plan.vary)))
         if plan.request_codings:
-            changes["accept-encoding"] = plan.request_codings
-        drop = {b"content-length"} if drop_length else set()
-        added = []
-        for k, v in changes.items():
-            name = k.encode("latin-1")
-            drop.add(name)
-            added.append((name, v.encode("latin-1")))
-        # Rewrite the raw list so repeated headers (Set-Cookie) survive.
+            pairs += (("accept-encoding", plan.request_codings),)
+        drop, added = _raw_headers(pairs, drop_length)
+        # Rewrite the raw list so repeated headers (Set-Cookie) survive. (A loop: see _headers.)
         headers = []
         for k, v in self.start.get("headers", ()):
             if k.lower() not in drop:
                 headers.append((k, v))
         headers += added
+        if length is not None:
+            headers.append((b"content-length", b"%d" % length))
         return {**self.start, "headers": headers}
+
+
+@lru_cache(maxsize=1024)  # a route's responses set the same few headers, but for their ETags
+def _raw_headers(
+    pairs: tuple[tuple[str, str], ...], drop_length: bool
+) -> tuple[frozenset[bytes], tuple[tuple[bytes, bytes], ...]]:
+    """The header lines ``pairs`` set (a later pair of a name wins) as ASGI's bytes, and the
+    names an application's own lines of must go (Content-Length too where ``drop_length``)."""
+    changes = dict(pairs)
+    added = tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in changes.items())
+    drop = {k for k, _ in added} | ({b"content-length"} if drop_length else set())
+    return frozenset(drop), added

@@ -72,6 +72,18 @@ def is_trial(n: int) -> bool:
 
 
 _UNSEEN: Any = object()  # a path not in the match cache yet
+PLANS = 1024  # plan templates kept per server
+
+
+def _recodable(status: int, response: dict[str, str]) -> bool:
+    """Whether a response's body may be given a content coding (or become frames) at all."""
+    return not (status in (204, 206, 304) or status < 200 or "content-encoding" in response)
+
+
+def _strong(etag: str) -> str | None:
+    """A strong ETag, which a re-encoded body's headers weaken (a weak one stays as it is)."""
+    etag = etag.strip()
+    return etag if etag.startswith('"') else None
 
 
 class UnsupportedCoding(ZerocError):
@@ -198,7 +210,7 @@ class Plan:
     encoding: str = "identity"  # a streamed body's coding; a whole body's once it is chosen
     candidates: tuple[str, ...] = ("identity",)  # the codings tied at the client's highest weight
     to_zeroc: bool = False
-    set_headers: list[tuple[str, str]] = field(default_factory=list)
+    set_headers: tuple[tuple[str, str], ...] = ()
     request_codings: str = "zstd, br, gzip"  # announced in Accept-Encoding (spec/HTTP.md §1), or ""
     vary: tuple[str, ...] = ()
     dcz: ContentCodings | None = None  # what dcz codes with: the route's dictionary or a response
@@ -241,6 +253,7 @@ class Server:
             if self._raw.get(d.sha256.hex(), (d, None))[1] is None:  # the first route offering dcz
                 self._raw[d.sha256.hex()] = (d, use)
         self._match_cache: dict[str, _Bound | None] = {}
+        self._plans: dict[tuple[Any, ...], Plan] = {}  # plan(): templates by the headers they read
         self._sizes = _Sizes()  # for paths no route binds
 
     def _bind(self, route: Route) -> _Bound:
@@ -351,9 +364,38 @@ class Server:
 
     # -- responses ----------------------------------------------------------------------
     def plan(self, path: str, request: dict[str, str], status: int, response: dict[str, str]) -> Plan:
+        """What to do with a response to ``request``. A response's plan is a function of a few
+        of its headers and the request's, except where a dictionary is named or the route keeps
+        responses (dcz), so those plans are made once per such headers and copied."""
         bound = self._match_cache.get(path, _UNSEEN)
         if bound is _UNSEEN:
             bound = self.match(path)
+        if "available-dictionary" in request or (bound is not None and bound.recent is not None):
+            return self._plan(bound, request, status, response)
+        key = (
+            id(bound),
+            request.get("accept-encoding"),
+            request.get("accept"),
+            "sec-fetch-mode" in request,
+            status,
+            "content-encoding" in response,
+            response.get("content-type"),
+        )
+        template = self._plans.get(key)
+        if template is None:
+            template = self._plan(bound, request, status, {k: v for k, v in response.items() if k != "etag"})
+            if len(self._plans) >= PLANS:  # the headers are the client's to vary: a bounded memo
+                self._plans.clear()
+            self._plans[key] = template
+        plan = object.__new__(Plan)
+        plan.__dict__.update(template.__dict__)
+        if "etag" in response and _recodable(status, response):
+            plan.etag = _strong(response["etag"])
+        return plan
+
+    def _plan(
+        self, bound: _Bound | None, request: dict[str, str], status: int, response: dict[str, str]
+    ) -> Plan:
         plan = Plan(bound.label if bound else "other", bound)
         d = bound.route.dictionary if bound else None
         if bound is not None:
@@ -361,7 +403,7 @@ class Server:
             # on a 322-byte Order the three headers were 250 bytes, more than gzip saved.
             dcz = names_dcz(request.get("accept-encoding"))
             zeroc = dcz or names_zeroc(request.get("accept"))
-            plan.set_headers = list(bound.headers) if zeroc else []
+            plan.set_headers = bound.headers if zeroc else ()
             if bound.link and (dcz or "sec-fetch-mode" in request):
                 plan.set_headers += bound.link
             plan.vary = bound.vary
@@ -369,10 +411,9 @@ class Server:
                 plan.request_codings = "zstd, br, gzip, dcz" if zeroc else ""
         else:
             plan.vary = ("Accept-Encoding",)
-        if status in (204, 206, 304) or status < 200 or "content-encoding" in response:
+        if not _recodable(status, response):
             return plan
-        etag = response.get("etag", "").strip()
-        plan.etag = etag if etag.startswith('"') else None  # a strong one (a weak one stays)
+        plan.etag = _strong(response.get("etag", ""))
         ctype = response.get("content-type", "")
         plan.to_zeroc = (
             bound is not None
