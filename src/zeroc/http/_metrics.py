@@ -123,7 +123,7 @@ class Metrics:
         self.errors = Counter("errors", "Requests refused", ["status"], **kw)
 
     def response(self, route: str, encoding: str, before: int, after: int, seconds: float) -> None:
-        pending = self._pending  # _Responses.add, without a call of its own (a call a response)
+        pending = self._pending  # the collector's queue, appended here: one call less a response
         pending.append((route, encoding, before, after, seconds))
         if len(pending) > PENDING:
             self._responses.fold()
