@@ -284,7 +284,7 @@ def test_a_plan_copied_from_its_template_is_the_plan_made_afresh(
     response: dict[str, str] = {}
     for k, v in ex["response"]:
         response[k.lower()] = f"{response[k.lower()]}, {v}" if k.lower() in response else v
-    exchanges = [(ex["request"], ex["status"], response), (ex["request"], status, response)]
+    cases = [(ex["request"], ex["status"], response), (ex["request"], status, response)]
     for side, name, value in TOGGLED:
         request, changed = dict(ex["request"]), dict(response)
         headers = request if side == "request" else changed
@@ -292,7 +292,7 @@ def test_a_plan_copied_from_its_template_is_the_plan_made_afresh(
             del headers[name]
         else:
             headers[name] = value
-        exchanges.append((request, ex["status"], changed))
-    for request, code, headers in exchanges:
+        cases.append((request, ex["status"], changed))
+    for request, code, headers in cases:
         plan = server.plan(ex["path"], request, code, headers)
         assert vars(plan) == vars(server._plan(server.match(ex["path"]), request, code, headers))
