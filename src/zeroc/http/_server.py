@@ -29,7 +29,6 @@ from zeroc.http._negotiate import (
     JSON_MEDIA_TYPE,
     REQUEST_CODINGS,
     ZEROC_MEDIA_TYPE,
-    add_vary,
     available_dictionary,
     best_encodings,
     directives,
@@ -541,10 +540,6 @@ def dcz_allowed(route: Route, request: dict[str, str], response: dict[str, str])
         return True
     private = directives(response.get("cache-control")) & {"private", "no-store"}
     return "set-cookie" not in response and not private
-
-
-def vary_value(existing: str | None, plan: Plan) -> str:
-    return add_vary(existing, *plan.vary)
 
 
 class Streamed:

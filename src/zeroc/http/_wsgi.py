@@ -12,7 +12,8 @@ from http import HTTPStatus
 from typing import Any
 
 from zeroc._errors import LimitExceeded, ZerocError
-from zeroc.http._server import Plan, Route, Server, vary_value
+from zeroc.http._negotiate import add_vary
+from zeroc.http._server import Plan, Route, Server
 
 StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -164,7 +165,7 @@ def _rewrite(
 ) -> list[tuple[str, str]]:
     changes = dict(plan.set_headers)
     changes.update(extra)
-    changes["vary"] = vary_value(next((v for k, v in raw if k.lower() == "vary"), None), plan)
+    changes["vary"] = add_vary(next((v for k, v in raw if k.lower() == "vary"), None), *plan.vary)
     if plan.request_codings:
         changes["accept-encoding"] = plan.request_codings
     drop = set(changes) | ({"content-length"} if drop_length else set())
