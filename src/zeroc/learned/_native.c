@@ -263,9 +263,10 @@ static int interval_args(PyObject *const *args, limb *low, limb *rng, limb *den)
 
 /* An entry: its first slot and its value (borrowed from the table's tuple); its frequency is the
  * next entry's start less its own, so a symbol's bounds and value share a cache line or two. A
- * short ASCII str value's characters are also held here (tlen of them; 0: none), so that decoding
- * it reads no str object of the model's: a message's hits would otherwise touch as many of them,
- * scattered over megabytes, mostly out of the caches when other work has run. */
+ * short ASCII str value's characters are also held here (tlen of them; 0: none), so that a value
+ * decoded into a longer text (a template's, a shape's) reads no str object of the model's. A
+ * value decoded as it is is the model's own str: a new reference costs less than a copy, most of
+ * all in a large message, whose copies are made, and freed, out of the caches. */
 #define ENT_TEXT 15
 typedef struct {
     limb start;
@@ -274,13 +275,6 @@ typedef struct {
     char text[ENT_TEXT];
 } TEntry;
 _Static_assert(sizeof(TEntry) == 32, "two entries a cache line");
-
-/* The str an entry holds the text of (tlen > 0), made anew. */
-static inline PyObject *ent_text(const TEntry *e) {
-    PyObject *out = PyUnicode_New(e->tlen, 127);
-    if (out != NULL) memcpy(PyUnicode_1BYTE_DATA(out), e->text, e->tlen);
-    return out;
-}
 
 static inline limb ent_freq(const TEntry *e) { return e[1].start - e[0].start; }
 
@@ -4144,7 +4138,7 @@ static PyObject *wdec_node(Program *p, Py_ssize_t i, WDec *d, int c) {
         Py_ssize_t k;
         int r = cat_entry(w, d, c, &k);
         if (r <= 0) return r < 0 ? NULL : wdec_node(p, w->other, d, c);
-        return w->ent[k].tlen ? ent_text(&w->ent[k]) : cat_value(w, w->ent[k].value);
+        return cat_value(w, w->ent[k].value);
     }
     case K_TEMPLATE:
     case K_SHAPE:
