@@ -14,7 +14,7 @@ from zeroc import bench
 from zeroc.bench._approaches import DESCRIPTIONS, build
 from zeroc.bench._corpora import SETS
 from zeroc.bench._traffic import DESCRIPTIONS as TRAFFIC_DESCRIPTIONS
-from zeroc.bench._traffic import MIN_BATCHES, batches_of
+from zeroc.bench._traffic import MIN_BATCHES, TIMED, batches_of
 from zeroc.workloads import WORKLOADS, entropy_bits, entropy_floor, generate
 
 APPROACHES = [
@@ -147,6 +147,9 @@ def test_bench_command_writes_json(tmp_path: Path) -> None:
         # every size codes the same messages: single ones, then batches of them
         assert len({r["messages"] * r["batches"] for r in rows}) == 1 and large["batches"] == 1, name
         assert large["zeroc_method"] == "learned" and large["zeroc_bytes"] < large["gzip_bytes"], name
+        for row in rows:  # every size timed warm, cold and repeated, every approach
+            for state in (row, row["cold"], row["repeated"]):
+                assert all(state[key] > 0 for key in TIMED), (name, row["messages"])
         assert f"{name} as one message of" in proc.stdout
     # jenkins jobs: the learned codec at about half of zstd-19's bytes (12.2 vs 23.6 B measured)
     jobs = doc["traffic"]["jenkins_jobs"]["approaches"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from zeroc.bench._traffic import COLD, SWEEP, file_verdict, sizes_verdict
 from zeroc.bench._traffic import DESCRIPTIONS as TRAFFIC_DESCRIPTIONS
-from zeroc.bench._traffic import file_verdict, sizes_verdict
 from zeroc.bench._traffic import verdict as traffic_verdict
 
 COLUMNS = ("B/msg", "vs JSON", "vs gzip", "x floor", "enc p50", "enc p99", "dec p50", "dec p99", "enc ops/s")
@@ -105,11 +105,14 @@ SIZE_COLUMNS = [
     "Zeroc dec µs/KB",
     "gzip enc µs/KB",
     "gzip dec µs/KB",
+    "cold: Zeroc enc / dec µs/KB",
+    "cold: gzip enc / dec µs/KB",
     "one repeated: Zeroc enc / dec µs/KB",
 ]
 
 
 def _size_row(r: dict[str, Any]) -> list[str]:
+    cold, rep = r["cold"], r["repeated"]
     return [
         f"{r['messages']:,} × {r['batches']:,}",
         f"{r['json_bytes'] / 1024:,.1f} KB",
@@ -119,7 +122,9 @@ def _size_row(r: dict[str, Any]) -> list[str]:
         f"{r['zeroc_decode_us_per_kb']:.1f}",
         f"{r['gzip_encode_us_per_kb']:.1f}",
         f"{r['gzip_decode_us_per_kb']:.1f}",
-        f"{r['repeated']['zeroc_encode_us_per_kb']:.1f} / {r['repeated']['zeroc_decode_us_per_kb']:.1f}",
+        f"{cold['zeroc_encode_us_per_kb']:.1f} / {cold['zeroc_decode_us_per_kb']:.1f}",
+        f"{cold['gzip_encode_us_per_kb']:.1f} / {cold['gzip_decode_us_per_kb']:.1f}",
+        f"{rep['zeroc_encode_us_per_kb']:.1f} / {rep['zeroc_decode_us_per_kb']:.1f}",
     ]
 
 
@@ -194,6 +199,7 @@ def markdown(result: dict[str, Any], command: str) -> str:
         ]
     sized = result.get("message_sizes", {})
     if sized:
+        sample, tries = COLD[m["mode"] == "quick"]
         lines += [
             "## Message sizes",
             "",
@@ -202,11 +208,17 @@ def markdown(result: dict[str, Any], command: str) -> str:
             "batches) (`zeroc.train(batches, candidates=[('learned', 19)])`), codes the test "
             "messages as distinct batches of "
             "each size, 1 to ~1,500 messages as one message; cost per KB of JSON over the whole "
-            "volume (best of rounds, each round timing every size and approach of the set in turn, "
-            "so that the machine's drift in speed hits them alike; collector off), against json + "
-            "gzip-6 on the same batches. JSON and byte columns are per batch; the last column times "
-            "the first batch alone, again and again as many times (its tables then stay in cache), "
-            "as a loop over one message would.",
+            "volume, against json + gzip-6 on the same batches, in two states alike for every "
+            "size. Warm: the best of rounds, each round running every size and approach of the set "
+            "twice in a row and timing the second, so that each finds what a loop over such "
+            "messages leaves (a 1 MB message after one of its kind, as one small message after the "
+            "last), in an order shuffled from round to round so that the machine's drift in speed "
+            f"hits them alike; collector off. Cold: messages sampled evenly (up to {sample} of each "
+            f"size), each timed alone after {SWEEP >> 20} MiB are written to sweep the caches, the "
+            f"best of {tries} tries: what a "
+            "message costs where other work has run since the last. JSON and byte columns are per "
+            "batch; the last column times the first batch alone, again and again as many times "
+            "(its tables then stay in cache), as a loop over one message would.",
             "",
         ]
         for name, rows in sized.items():
