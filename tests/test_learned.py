@@ -19,7 +19,7 @@ from tests.strategies import json_values
 from tests.test_json import same
 from tests.test_native import assert_same_code
 from zeroc import Codec, Dictionary, InvalidDictionary, UsageError, ZerocError
-from zeroc._codec import SIDE_LONG_LEVEL
+from zeroc._codec import SIDE_FAST, SIDE_LONG, SIDE_LONG_LEVEL, SIDE_SHARE, _SideEngine
 from zeroc.learned._model import Model
 from zeroc.workloads import generate
 
@@ -78,6 +78,39 @@ def test_every_message_of_the_other_corpora_round_trips() -> None:
     zstd = zeroc.Codec(d, method="zstd", level=SIDE_LONG_LEVEL)._engine.compress(zeroc._json.dumps(doc))[1]
     assert same(codec.decode(whole), doc) and len(whole) <= 1.001 * len(zstd)
     assert whole == Codec(d, level=SIDE_LONG_LEVEL).encode(doc)  # long: no zstd work past that level
+
+
+def test_a_side_stream_beside_many_symbols_goes_at_the_long_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of faker orders as one message: its notes make a side stream of a few KB, under
+    SIDE_LONG but a small part of a payload of tens of thousands of symbols, so it is compressed
+    at SIDE_LONG_LEVEL (the codec's level costs much of the encode there and saves little); one
+    order's stays at the codec's level. Native and pure-Python coders write the same bytes."""
+    from zeroc.bench._corpora import SETS
+    from zeroc.bench._traffic import batches_of
+
+    train, test = SETS["faker_orders"][0](1500)
+    d = zeroc.train(batches_of(train), candidates=LEARNED)
+    seen: list[tuple[int, int]] = []
+    weigh = _SideEngine.compress_in
+
+    def weighed(engine: _SideEngine, data: bytes, symbols: int) -> tuple[int, bytes]:
+        seen.append((len(data), symbols))
+        return weigh(engine, data, symbols)
+
+    monkeypatch.setattr(_SideEngine, "compress_in", weighed)
+    codec, long = Codec(d), Codec(d, level=SIDE_LONG_LEVEL)
+    batch = test[:500]
+    frame = codec.encode(batch)
+    side, symbols = seen[-1]
+    assert SIDE_FAST <= side < SIDE_LONG <= SIDE_SHARE * side <= symbols, (side, symbols)
+    assert frame == long.encode(batch) and codec.decode(frame) == batch
+    noted = [m for m in test if "note" in m][:12]  # a dozen orders' notes, beside few symbols
+    assert codec.encode(noted) != long.encode(noted)
+    side, symbols = seen[-1]
+    assert SIDE_FAST <= side and symbols < SIDE_SHARE * side, (side, symbols)
+    model = Codec(d, frame_id="bare")._model
+    assert model is not None
+    assert_same_code(model, [batch, test[:40], noted], random.Random(3))
 
 
 @pytest.fixture(scope="module")

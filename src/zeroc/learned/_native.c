@@ -824,7 +824,7 @@ off:
 
 static PyObject *H_fastloads, *H_dumps, *H_loads, *H_as_key, *H_copy, *H_number, *H_block, *H_side, *H_DecodeError, *H_Off, *H_Limit;
 static PyObject *S_encode, *S_decode, *S_encode_in, *S_decode_in, *S_encode_common, *S_decode_common,
-    *S_encode_common_in, *S_decode_common_in, *S_compress, *S_dict, *S_list, *S_float;
+    *S_encode_common_in, *S_decode_common_in, *S_compress, *S_compress_in, *S_dict, *S_list, *S_float;
 static PyObject *K_empty_dict, *K_empty_list;  /* as_key({}) and as_key([]) */
 
 #define BLOCK_BITS 2048
@@ -1677,7 +1677,16 @@ static PyObject *range_payload(WEnc *e, PyObject *engine, const char *head, Py_s
         side = PyBytes_FromStringAndSize(e->side, e->side_n);
         if (side == NULL) goto done;
         if (engine != Py_None) {
-            PyObject *res = PyObject_CallMethodOneArg(engine, S_compress, side);
+            /* engine.compress_in(side, symbols) where the engine weighs the value's symbols
+             * (the codec's side engine), else engine.compress(side): as _coder.finish does */
+            PyObject *res;
+            if (_PyType_Lookup(Py_TYPE(engine), S_compress_in) != NULL) {
+                PyObject *n = PyLong_FromSsize_t(e->nsym);
+                res = n ? PyObject_CallMethodObjArgs(engine, S_compress_in, side, n, NULL) : NULL;
+                Py_XDECREF(n);
+            } else {
+                res = PyObject_CallMethodOneArg(engine, S_compress, side);
+            }
             if (res == NULL) goto done;
             if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(res, 1))) {
                 Py_DECREF(res);
@@ -4547,6 +4556,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     S_encode_common_in = PyUnicode_InternFromString("encode_common_in");
     S_decode_common_in = PyUnicode_InternFromString("decode_common_in");
     S_compress = PyUnicode_InternFromString("compress");
+    S_compress_in = PyUnicode_InternFromString("compress_in");
     S_dict = PyUnicode_InternFromString("dict");
     S_list = PyUnicode_InternFromString("list");
     S_float = PyUnicode_InternFromString("float");
@@ -4558,7 +4568,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (sh == -1) return NULL;
     str_seed = (uint64_t)sh * 0x9e3779b97f4a7c15ULL;
     if (!S_encode || !S_decode || !S_encode_in || !S_decode_in || !S_encode_common || !S_decode_common ||
-        !S_encode_common_in || !S_decode_common_in || !S_compress || !S_dict || !S_list || !S_float || !K_empty_dict ||
+        !S_encode_common_in || !S_decode_common_in || !S_compress || !S_compress_in || !S_dict || !S_list || !S_float || !K_empty_dict ||
         !K_empty_list)
         return NULL;
     PyObject *m = PyModule_Create(&module);
