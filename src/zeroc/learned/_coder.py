@@ -388,9 +388,11 @@ class RangeEncoder:
         head: list[tuple[int, int, int]] = [NO_SIDE]
         if side:
             mode = SIDE_RAW
-            if engine is not None:  # the codec's side engine weighs the value's symbols
-                weighed = getattr(engine, "compress_in", None)
-                method, packed = weighed(side, len(self.symbols)) if weighed else engine.compress(side)
+            if engine is not None:
+                if hasattr(type(engine), "compress_in"):  # the codec's side engine, as C asks it
+                    method, packed = engine.compress_in(side, len(self.symbols))
+                else:
+                    method, packed = engine.compress(side)
                 if len(packed) < len(side):
                     mode, side = method, packed
             head = [(0, 1, FLAG_TOTAL), *(s for op in code_length(len(side)) for s in split(*op))]
