@@ -212,11 +212,12 @@ def markdown(result: dict[str, Any], command: str) -> str:
             "size. Warm: the best of rounds, each round running every size and approach of the set "
             "twice in a row and timing the second, so that each finds what a loop over such "
             "messages leaves (a 1 MB message after one of its kind, as one small message after the "
-            "last), in an order shuffled from round to round so that the machine's drift in speed "
-            f"hits them alike; collector off. Cold: messages sampled evenly (up to {sample} of each "
-            f"size), each timed alone after {SWEEP >> 20} MiB are written to sweep the caches, the "
-            f"best of {tries} tries: what a "
-            "message costs where other work has run since the last. JSON and byte columns are per "
+            "last), each run keeping the values it makes until the timer stops (freed after it) so "
+            "that every size makes the same objects, in an order shuffled from round to round so "
+            "that the machine's drift in speed hits them alike; collector off. Cold: messages "
+            f"sampled evenly (up to {sample} of each size), each timed alone after {SWEEP >> 20} MiB "
+            f"are written to sweep the caches, the best of {tries} tries: what a message costs "
+            "where other work has run since the last. JSON and byte columns are per "
             "batch; the last column times the first batch alone, again and again as many times "
             "(its tables then stay in cache), as a loop over one message would.",
             "",
