@@ -83,8 +83,9 @@ def test_every_message_of_the_other_corpora_round_trips() -> None:
 def test_a_side_stream_beside_many_symbols_goes_at_the_long_level(monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch of faker orders as one message: its notes make a side stream of a few KB, under
     SIDE_LONG but a small part of a payload of tens of thousands of symbols, so it is compressed
-    at SIDE_LONG_LEVEL (the codec's level costs much of the encode there and saves little); one
-    order's stays at the codec's level. Native and pure-Python coders write the same bytes."""
+    at SIDE_LONG_LEVEL (the codec's level costs much of the encode there and saves little); a
+    dozen noted orders' stays at the codec's level. Native and pure-Python coders write the same
+    bytes."""
     from zeroc.bench._corpora import SETS
     from zeroc.bench._traffic import batches_of
 
