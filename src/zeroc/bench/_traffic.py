@@ -131,20 +131,21 @@ COLD = {True: (8, 2), False: (30, 3)}
 SWEEP = 64 << 20
 
 
-def _interleaved(
-    jobs: dict[Any, tuple[Callable[[Any], Any], list[Any], float]], min_time: float
-) -> dict[Any, float]:
-    """Microseconds per KB of JSON of each job (fn, args, KB of JSON in a round of fn over
-    args), warm: the best of rounds, a round running every job not yet done twice in a row and
-    timing the second, so that each timing finds what a loop over such messages leaves (the
-    model's tables in the caches, and the memory the last run's values were freed from): a
-    1 MB message after one of its kind as one small message after the last. A run keeps the
-    values it makes until the timing ends, so that every size makes the same objects in the
-    same state (a loop dropping each small message's values at once reuses their few KB, out of
-    reach of a 1 MB message's); they are freed after it, where any decoder's would be. Rounds
-    go over the jobs in an order shuffled from round to round, so that the machine's drift in
-    speed hits them all alike. A job is done after three rounds once it has run min_time
-    seconds; the collector is off, as timeit has it."""
+Jobs = dict[Any, tuple[Callable[[Any], Any], list[Any], list[float]]]  # fn, args, each arg's KB
+
+
+def _interleaved(jobs: Jobs, min_time: float) -> dict[Any, float]:
+    """Microseconds per KB of JSON of each job (fn, args, each arg's KB of JSON), warm: the best
+    of rounds, a round running every job not yet done twice in a row and timing the second, so
+    that each timing finds what a loop over such messages leaves (the model's tables in the
+    caches, and the memory the last run's values were freed from): a 1 MB message after one of
+    its kind as one small message after the last. A run keeps the values it makes until the
+    timing ends, so that every size makes the same objects in the same state (a loop dropping
+    each small message's values at once reuses their few KB, out of reach of a 1 MB message's);
+    they are freed after it, where any decoder's would be. Rounds go over the jobs in an order
+    shuffled from round to round, so that the machine's drift in speed hits them all alike. A
+    job is done after three rounds once it has run min_time seconds; the collector is off, as
+    timeit has it."""
     best = {k: float("inf") for k in jobs}
     spent = dict.fromkeys(jobs, 0.0)
     runs = dict.fromkeys(jobs, 0)
@@ -166,12 +167,10 @@ def _interleaved(
     finally:
         if enabled:
             gc.enable()
-    return {k: round(best[k] * 1e6 / kb, 2) for k, (_fn, _args, kb) in jobs.items()}
+    return {k: round(best[k] * 1e6 / sum(kbs), 2) for k, (_fn, _args, kbs) in jobs.items()}
 
 
-def _cold(
-    jobs: dict[Any, tuple[Callable[[Any], Any], list[Any], list[float]]], quick: bool
-) -> dict[Any, float]:
+def _cold(jobs: Jobs, quick: bool) -> dict[Any, float]:
     """Microseconds per KB of JSON of each job (fn, args, each arg's KB of JSON), cold: calls
     of fn on args sampled evenly, each timed alone after the caches are swept (SWEEP bytes
     written), the best of a few tries of each call summed, over the sampled args' KB. What a
@@ -184,7 +183,8 @@ def _cold(
     gc.disable()
     try:
         for k, (fn, args, kbs) in jobs.items():
-            picked = sorted({i * len(args) // min(sample, len(args)) for i in range(min(sample, len(args)))})
+            n = min(sample, len(args))
+            picked = [i * len(args) // n for i in range(n)]  # distinct, as n <= len(args)
             total = 0.0
             for i in picked:
                 t = float("inf")
@@ -239,7 +239,7 @@ def sizes(quick: bool = True, progress: Callable[[str], None] | None = None) -> 
         codec = zeroc.Codec(zeroc.train(windows, candidates=[("learned", 19)]))
         used = [c for c in counts if c <= len(test)]
         volume = test[: max(used)]
-        rows, jobs, cold_jobs = [], {}, {}
+        rows, jobs = [], {}
         for count in used:
             batches = [volume[i : i + count] for i in range(0, len(volume) - count + 1, count)]
             say(f"sizes {name}: {len(batches)} batches of {count} messages, each as one")
@@ -250,22 +250,17 @@ def sizes(quick: bool = True, progress: Callable[[str], None] | None = None) -> 
             kbs = [len(orjson.dumps(m)) / 1024 for m in batches]
             kb = sum(kbs)
             n = len(batches)  # the first batch alone, as many times: the same number of calls
-            again = n * kbs[0]
-            for key, fn, args in (
-                ("zeroc_encode_us_per_kb", codec.encode, batches),
-                ("zeroc_decode_us_per_kb", codec.decode, frames),
-                ("gzip_encode_us_per_kb", gz_encode, batches),
-                ("gzip_decode_us_per_kb", gz_decode, gzs),
+            for key, fn, args, sizes_kb in (
+                ("zeroc_encode_us_per_kb", codec.encode, batches, kbs),
+                ("zeroc_decode_us_per_kb", codec.decode, frames, kbs),
+                ("gzip_encode_us_per_kb", gz_encode, batches, kbs),
+                ("gzip_decode_us_per_kb", gz_decode, gzs, kbs),
+                ("repeated", codec.encode, batches[:1] * n, kbs[:1] * n),
+                ("repeated_decode", codec.decode, frames[:1] * n, kbs[:1] * n),
+                ("repeated_gzip", gz_encode, batches[:1] * n, kbs[:1] * n),
+                ("repeated_gzip_decode", gz_decode, gzs[:1] * n, kbs[:1] * n),
             ):
-                jobs[count, key] = (fn, args, kb)
-                cold_jobs[count, key] = (fn, args, kbs)
-            for key, fn, args in (
-                ("repeated", codec.encode, batches[:1] * n),
-                ("repeated_decode", codec.decode, frames[:1] * n),
-                ("repeated_gzip", gz_encode, batches[:1] * n),
-                ("repeated_gzip_decode", gz_decode, gzs[:1] * n),
-            ):
-                jobs[count, key] = (fn, args, again)
+                jobs[count, key] = (fn, args, sizes_kb)
             methods = {"learned" if f[0] & 7 == 4 else "zstd" for f in frames}
             rows.append(
                 {
@@ -280,7 +275,7 @@ def sizes(quick: bool = True, progress: Callable[[str], None] | None = None) -> 
         say(f"sizes {name}: timing every size in turn, warm")
         us = _interleaved(jobs, MIN_TIME[quick])
         say(f"sizes {name}: timing sampled messages of every size, cold")
-        cold = _cold(cold_jobs, quick)
+        cold = _cold({k: job for k, job in jobs.items() if k[1] in TIMED}, quick)
         for row in rows:
             t = {key: v for (count, key), v in us.items() if count == row["messages"]}
             row.update({key: t[key] for key in TIMED})
